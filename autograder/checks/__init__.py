@@ -1,0 +1,1 @@
+"""The check registry and the checks of every assignment."""

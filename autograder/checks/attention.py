@@ -1,0 +1,551 @@
+"""Checks of the attention assignment: scaled dot-product attention, the causal mask
+and multi-head attention."""
+
+import math
+
+import torch
+
+from autograder.checks.common import (
+    expect_batch_independent, expect_gradient_flow, expect_inputs_untouched,
+    expect_param_count, expect_present, expect_runs_on_meta,
+)
+from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, label, text
+
+A = "attention"
+SDPA, CAUSAL, MHA = "scaled_dot_product_attention", "causal_mask", "MultiHeadAttention"
+
+HINT_SDPA = text(
+    "Periksa rumus softmax(q kᵀ / √d_k) v: skala dengan akar d_k (ukuran sumbu terakhir q), "
+    "softmax pada sumbu terakhir (sumbu kunci), lalu kalikan dengan v.",
+    "Check the formula softmax(q kᵀ / √d_k) v: scale by the square root of d_k (the last "
+    "axis of q), take the softmax over the last axis (the keys), then multiply by v.")
+HINT_MASK = text(
+    "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau "
+    "bilangan negatif sangat besar) SEBELUM softmax, mis. `scores.masked_fill(mask, "
+    "float('-inf'))`. Ingat: salah satu bab memakai konvensi terbalik (mask == 0 diblokir).",
+    "The mask is boolean with True = BLOCKED. Fill blocked scores with -inf (or a very large "
+    "negative number) BEFORE the softmax, e.g. `scores.masked_fill(mask, float('-inf'))`. "
+    "Careful: one chapter uses the opposite convention (mask == 0 blocks).")
+
+
+# -- shared verdicts on attention weights ---------------------------------------------------
+def expect_rows_sum_to_one(ctx, weights):
+    tol = ctx.tolerance("property")
+    sums = weights.double().sum(-1)
+    if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
+        columns = weights.double().sum(-2)
+        if weights.shape[-1] != weights.shape[-2] and torch.allclose(
+                columns, torch.ones_like(columns), atol=1e-5):
+            detail = text(" Kolomnya yang berjumlah 1: softmax diambil pada sumbu yang salah.",
+                          " Its columns sum to 1: the softmax is taken over the wrong axis.")
+        else:
+            detail = text("", "")
+        fail(text("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci)."
+                  + detail["id"],
+                  "Every row of the attention weights must sum to 1 (a distribution over the keys)."
+                  + detail["en"]))
+
+
+def expect_masked(ctx, weights, mask):
+    """Blocked positions get weight 0; an inverted convention is named as such."""
+    weights = weights.nan_to_num(0.0)  # a row with every key blocked is NaN with -inf
+    mask = mask.expand_as(weights)
+    blocked, allowed = weights[mask], weights[~mask]
+    if blocked.numel() and float(blocked.abs().max()) <= 1e-9:
+        return
+    if allowed.numel() and float(allowed.abs().max()) <= 1e-9:
+        fail(text("Mask terbalik: posisi bernilai True justru diperhatikan dan posisi False "
+                  "diblokir. Di tugas ini True berarti DIBLOKIR (seperti "
+                  "`torch.nn.MultiheadAttention`), bukan konvensi `mask == 0` dari salah satu bab.",
+                  "Inverted mask: positions that are True are attended to and False ones are "
+                  "blocked. Here True means BLOCKED (as in `torch.nn.MultiheadAttention`), not "
+                  "the `mask == 0` convention of one chapter."))
+    fail(text("Posisi yang diblokir mask masih mendapat bobot attention tidak nol. Terapkan "
+              "mask pada skor sebelum softmax.",
+              "Blocked positions still get a non-zero attention weight. Apply the mask to the "
+              "scores before the softmax."))
+
+
+def padding_mask(batch, length, blocked_per_item):
+    """(B, 1, 1, Tk) with the last ``blocked_per_item[b]`` keys of item b blocked."""
+    mask = torch.zeros(batch, 1, 1, length, dtype=torch.bool)
+    for b, count in enumerate(blocked_per_item):
+        if count:
+            mask[b, ..., length - count:] = True
+    return mask
+
+
+def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
+    """Changing the values of blocked keys must not change the outputs of the queries they
+    are blocked for."""
+    values = args[values_index]
+    batch_shape, tq, tk = values.shape[:-2], args[0].shape[-2], values.shape[-2]
+    blocked = mask
+    while blocked.dim() > len(batch_shape) + 2:  # fold the head axis of a (B, 1, 1, Tk) mask
+        blocked = blocked.all(dim=len(batch_shape))
+    blocked = blocked.expand(*batch_shape, tq, tk)
+    keys = blocked.all(dim=-2)  # keys no query of the item may see (padding)
+    rows = torch.ones(*batch_shape, tq, dtype=torch.bool)
+    if not keys.any():  # a causal mask: change the later keys, watch the earlier queries
+        keys = torch.zeros(*batch_shape, tk, dtype=torch.bool)
+        keys[..., tk // 2:] = True
+        rows = blocked[..., tk // 2:].all(dim=-1)
+    noise = ctx.randn(*values.shape, dtype=values.dtype, scale=3)
+    changed = list(args)
+    changed[values_index] = torch.where(keys.unsqueeze(-1), noise, values)
+    out, out2 = run(list(args)), run(changed)
+    tol = ctx.tolerance("property")
+    if out.shape != out2.shape or not torch.allclose(out[rows], out2[rows], rtol=tol.rtol, atol=tol.atol):
+        fail(text("Keluaran berubah ketika nilai (v) pada kunci yang diblokir diubah: "
+                  "posisi yang diblokir masih ikut dihitung.",
+                  "The output changes when the values (v) of blocked keys change: blocked "
+                  "positions still contribute."))
+
+
+def diagnose_sdpa(q, k, v, weights):
+    """Name the typical bug whose weights the student's match, if any."""
+    scores = q.double() @ k.double().transpose(-2, -1)
+    d_k = q.shape[-1]
+    candidates = [
+        (scores.softmax(-1), text("tanpa skala 1/√d_k", "without the 1/√d_k scale")),
+        ((scores / d_k).softmax(-1), text("dibagi d_k, bukan √d_k", "divided by d_k, not √d_k")),
+        ((scores / math.sqrt(d_k)).softmax(-2),
+         text("softmax pada sumbu kueri, bukan sumbu kunci", "softmax over the queries, not the keys")),
+    ]
+    for expected, label in candidates:
+        if weights.shape == expected.shape and torch.allclose(weights.double(), expected, atol=1e-5):
+            return label
+    return None
+
+
+# -- scaled_dot_product_attention -----------------------------------------------------------
+@check("sdpa.present", assignment=A, target=SDPA, category="api", points=1,
+       title=text("Fungsi ada dengan tanda tangan (q, k, v, mask=None)",
+                  "Function exists with signature (q, k, v, mask=None)"),
+       hint=text("Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.",
+                 "Define `def scaled_dot_product_attention(q, k, v, mask=None)`."))
+def sdpa_present(ctx):
+    expect_present(ctx, SDPA, "function", ("q", "k", "v", "mask"))
+
+
+def _sdpa_inputs(ctx, batch=(2, 3), tq=5, tk=7, d_k=8, d_v=6, dtype=torch.float32):
+    return (ctx.randn(*batch, tq, d_k, dtype=dtype), ctx.randn(*batch, tk, d_k, dtype=dtype),
+            ctx.randn(*batch, tk, d_v, dtype=dtype))
+
+
+@check("sdpa.shape", assignment=A, target=SDPA, category="shape", points=1, needs=("sdpa.present",),
+       title=text("Bentuk keluaran dan bobot", "Shapes of output and weights"),
+       hint=text("Keluaran berbentuk (..., Tq, d_v) dan bobot (..., Tq, Tk); Tq, Tk, d_k dan d_v "
+                 "boleh berbeda satu sama lain.",
+                 "The output is (..., Tq, d_v) and the weights (..., Tq, Tk); Tq, Tk, d_k and "
+                 "d_v may all differ."))
+def sdpa_shape(ctx):
+    for batch in ((2, 3), (4,)):
+        q, k, v = _sdpa_inputs(ctx, batch=batch)
+        out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+        ctx.tensor(out, OUTPUT, shape=(*batch, 5, 6))
+        ctx.tensor(weights, WEIGHTS, shape=(*batch, 5, 7))
+        ctx.expect_nontrivial(out, v)
+
+
+@check("sdpa.numeric", assignment=A, target=SDPA, category="numeric_vs_reference", points=3,
+       needs=("sdpa.shape",), title=text("Nilai sama dengan solusi acuan", "Values match the reference"),
+       hint=HINT_SDPA)
+def sdpa_numeric(ctx):
+    q, k, v = _sdpa_inputs(ctx)
+    q = q * 2  # sharper scores make a missing or wrong scale visible
+    out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+    ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v)
+    ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
+    if not ctx.close(weights, ref_weights):
+        label = diagnose_sdpa(q, k, v, weights)
+        if label:
+            fail(text(f"Bobot attention Anda cocok dengan versi {label['id']}.",
+                      f"Your attention weights match the version {label['en']}."))
+    ctx.expect_close(weights, ref_weights, WEIGHTS)
+    ctx.expect_close(out, ref_out, OUTPUT)
+
+
+@check("sdpa.float64", assignment=A, target=SDPA, category="dtype", points=1, needs=("sdpa.shape",),
+       title=text("Bekerja dalam float64", "Works in float64"),
+       hint=text("Jangan menetapkan dtype secara tetap; tensor baru ikut dtype masukan.",
+                 "Do not hard-code a dtype; new tensors follow the input's dtype."))
+def sdpa_float64(ctx):
+    q, k, v = _sdpa_inputs(ctx, dtype=torch.float64)
+    out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+    ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v)
+    ctx.tensor(out, OUTPUT, dtype=torch.float64)
+    ctx.tensor(weights, WEIGHTS, dtype=torch.float64)
+    ctx.expect_close(weights, ref_weights, text("Bobot (float64)", "The weights (float64)"), "float64")
+    ctx.expect_close(out, ref_out, text("Keluaran (float64)", "The output (float64)"), "float64")
+
+
+@check("sdpa.rows_sum_to_one", assignment=A, target=SDPA, category="rows_sum_to_one", points=1,
+       needs=("sdpa.shape",), title=text("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
+       hint=text("softmax harus diambil pada sumbu terakhir (dim=-1).",
+                 "The softmax must be taken over the last axis (dim=-1)."))
+def sdpa_rows(ctx):
+    q, k, v = _sdpa_inputs(ctx)
+    out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+    ctx.tensor(weights, WEIGHTS, shape=(2, 3, 5, 7))
+    ctx.expect_nontrivial(weights)
+    ctx.expect_nontrivial(ctx.tensor(out, OUTPUT), v)
+    expect_rows_sum_to_one(ctx, weights)
+
+
+def _masking_verdicts(ctx, q, k, v, mask, what):
+    out, weights = ctx.pair(ctx.call(SDPA, q, k, v, mask=mask), SDPA)
+    ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v, mask=mask)
+    ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
+    expect_masked(ctx, weights, mask)
+    ctx.expect_nontrivial(ctx.tensor(out, OUTPUT), v)
+    expect_rows_sum_to_one(ctx, weights)
+    expect_blocked_values_ignored(
+        ctx, lambda a: ctx.tensor(ctx.pair(ctx.call(SDPA, *a, mask=mask), SDPA)[0], OUTPUT),
+        2, (q, k, v), mask)
+    ctx.expect_close(weights, ref_weights, text(f"Bobot dengan {what['id']}", f"The weights with {what['en']}"))
+    ctx.expect_close(out, ref_out, text(f"Keluaran dengan {what['id']}", f"The output with {what['en']}"))
+
+
+@check("sdpa.causal_masking", assignment=A, target=SDPA, category="masking", points=2,
+       needs=("sdpa.shape",), title=text("Mask kausal (Tq, Tk)", "Causal (Tq, Tk) mask"), hint=HINT_MASK)
+def sdpa_causal_masking(ctx):
+    q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
+    _masking_verdicts(ctx, q, k, v, ctx.reference.causal_mask(6), text("mask kausal", "a causal mask"))
+
+
+@check("sdpa.padding_masking", assignment=A, target=SDPA, category="masking", points=2,
+       needs=("sdpa.shape",), title=text("Mask padding (B, 1, 1, Tk)", "Padding (B, 1, 1, Tk) mask"),
+       hint=HINT_MASK)
+def sdpa_padding_masking(ctx):
+    q, k, v = _sdpa_inputs(ctx, batch=(3, 2), tq=5, tk=7)
+    _masking_verdicts(ctx, q, k, v, padding_mask(3, 7, (2, 0, 4)), text("mask padding", "a padding mask"))
+
+
+@check("sdpa.mask_convention", assignment=A, target=SDPA, category="mask_convention", points=1,
+       needs=("sdpa.shape",), title=text("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
+       hint=HINT_MASK)
+def sdpa_mask_convention(ctx):
+    q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
+    mask = ctx.reference.causal_mask(6)
+    _, weights = ctx.pair(ctx.call(SDPA, q, k, v, mask=mask), SDPA)
+    ctx.tensor(weights, WEIGHTS, shape=(2, 3, 6, 6))
+    expect_masked(ctx, weights, mask)
+
+
+@check("sdpa.gradient_flow", assignment=A, target=SDPA, category="gradient_flow", points=1,
+       needs=("sdpa.shape",), title=text("Gradien mengalir ke q, k dan v", "Gradients flow to q, k and v"),
+       hint=text("Jangan memakai `.detach()`, `.data`, `.numpy()` atau `torch.no_grad()` di dalam fungsi.",
+                 "Do not use `.detach()`, `.data`, `.numpy()` or `torch.no_grad()` inside the function."))
+def sdpa_gradient_flow(ctx):
+    q, k, v = _sdpa_inputs(ctx)
+    expect_gradient_flow(ctx, SDPA, (q, k, v), ctx.randn(2, 3, 5, 6), inputs=(0, 1, 2))
+
+
+@check("sdpa.batch_independence", assignment=A, target=SDPA, category="batch_independence", points=1,
+       needs=("sdpa.shape",), title=text("Item batch saling bebas", "Batch items are independent"),
+       hint=text("Operasi matriks harus bekerja per item batch: pakai `k.transpose(-2, -1)`, bukan `k.T`.",
+                 "Matrix products must work per batch item: use `k.transpose(-2, -1)`, not `k.T`."))
+def sdpa_batch_independence(ctx):
+    expect_batch_independent(ctx, SDPA, _sdpa_inputs(ctx), vary=(0, 1, 2))
+
+
+@check("sdpa.no_inplace", assignment=A, target=SDPA, category="api", points=1, needs=("sdpa.shape",),
+       title=text("Masukan tidak diubah", "Inputs are not modified"),
+       hint=text("Jangan mengubah q, k, v atau mask di tempat.", "Do not modify q, k, v or mask in place."))
+def sdpa_no_inplace(ctx):
+    q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
+    expect_inputs_untouched(ctx, SDPA, (q, k, v), {"mask": ctx.reference.causal_mask(6)})
+    expect_inputs_untouched(ctx, SDPA, (q, k, v))
+
+
+@check("sdpa.device_agnostic", assignment=A, target=SDPA, category="device_agnostic", points=1,
+       needs=("sdpa.shape",), title=text("Tidak terikat pada satu device", "Not tied to one device"),
+       hint=text("Tensor yang dibuat di dalam fungsi harus berada di device masukan.",
+                 "Tensors created inside the function must be on the input's device."))
+def sdpa_device_agnostic(ctx):
+    q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
+    expect_runs_on_meta(ctx, SDPA, (), (q, k, v), {"mask": ctx.reference.causal_mask(6)}, function=True)
+
+
+# -- causal_mask ----------------------------------------------------------------------------------
+HINT_CAUSAL = text(
+    "causal_mask(t) mengembalikan tensor bool (t, t) yang True tepat DI ATAS diagonal: "
+    "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`. Diagonal sendiri tidak diblokir.",
+    "causal_mask(t) returns a bool (t, t) tensor that is True strictly ABOVE the diagonal: "
+    "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`. The diagonal itself is not blocked.")
+
+
+@check("causal.present", assignment=A, target=CAUSAL, category="api", points=1,
+       title=text("Fungsi causal_mask(t) ada", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
+def causal_present(ctx):
+    expect_present(ctx, CAUSAL, "function", ("t",))
+
+
+@check("causal.shape", assignment=A, target=CAUSAL, category="shape", points=1, needs=("causal.present",),
+       title=text("Bentuk (t, t)", "Shape (t, t)"), hint=HINT_CAUSAL)
+def causal_shape(ctx):
+    for t in (4, ctx.hidden.length):
+        ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
+
+
+@check("causal.dtype", assignment=A, target=CAUSAL, category="dtype", points=1, needs=("causal.present",),
+       title=text("Bertipe bool", "Has dtype bool"), hint=HINT_CAUSAL)
+def causal_dtype(ctx):
+    ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", dtype=torch.bool)
+
+
+@check("causal.convention", assignment=A, target=CAUSAL, category="mask_convention", points=1,
+       needs=("causal.present",), title=text("Masa depan diblokir, masa lalu tidak",
+                                             "The future is blocked, the past is not"), hint=HINT_CAUSAL)
+def causal_convention(ctx):
+    mask = ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", shape=(4, 4))
+    future, past = bool(mask[0, 3]), bool(mask[3, 0])
+    if not future and past:
+        fail(text("Mask terbalik: posisi masa lalu diblokir dan masa depan dibiarkan. True harus "
+                  "berarti DIBLOKIR dan berada di atas diagonal (triu, bukan tril).",
+                  "Inverted mask: past positions are blocked and future ones allowed. True must "
+                  "mean BLOCKED and lie above the diagonal (triu, not tril)."))
+    if not future or past:
+        fail(text("Mask kausal harus True untuk kunci di masa depan (j > i) dan False untuk masa lalu.",
+                  "The causal mask must be True for future keys (j > i) and False for past ones."))
+
+
+@check("causal.values", assignment=A, target=CAUSAL, category="masking", points=2,
+       needs=("causal.present",), title=text("Nilai mask kausal tepat", "Exact causal mask values"),
+       hint=HINT_CAUSAL)
+def causal_values(ctx):
+    for t in (5, ctx.hidden.length, 1):
+        mask = ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
+        expected = ctx.reference.causal_mask(t)
+        got = mask.bool() if mask.dtype == torch.bool or not mask.is_floating_point() else mask != 0
+        if torch.equal(got, expected):
+            continue
+        if t > 1 and torch.equal(got, ~expected):
+            fail(text("Mask terbalik: True harus berarti DIBLOKIR (posisi masa depan).",
+                      "Inverted mask: True must mean BLOCKED (the future positions)."))
+        if t > 1 and torch.equal(got, expected | torch.eye(t, dtype=torch.bool)):
+            fail(text("Diagonal ikut diblokir (diagonal=0): token harus boleh memperhatikan dirinya "
+                      "sendiri. Pakai diagonal=1.",
+                      "The diagonal is blocked too (diagonal=0): a token must be able to attend to "
+                      "itself. Use diagonal=1."))
+        fail(text(f"causal_mask({t}) tidak sama dengan triu(ones, diagonal=1).",
+                  f"causal_mask({t}) is not triu(ones, diagonal=1)."))
+
+
+# -- MultiHeadAttention -----------------------------------------------------------------------
+HINT_MHA = text(
+    "Proyeksikan q, k, v dengan wq, wk, wv; pecah D menjadi H head berukuran d_k = D / H "
+    "(view(B, T, H, d_k) lalu transpose(1, 2)); hitung attention per head; gabungkan kembali "
+    "(transpose(1, 2).contiguous().view(B, Tq, D)) dan proyeksikan dengan wo.",
+    "Project q, k, v with wq, wk, wv; split D into H heads of size d_k = D / H "
+    "(view(B, T, H, d_k) then transpose(1, 2)); attend per head; merge the heads back "
+    "(transpose(1, 2).contiguous().view(B, Tq, D)) and project with wo.")
+
+
+def mha_pieces(ctx, d_model, num_heads, batch=2, tq=5, tk=7, dtype=None):
+    """A student MHA with the reference weights copied in, the reference, and q, k, v."""
+    ref = ctx.reference_instance(MHA, d_model, num_heads)
+    obj = ctx.new(MHA, d_model, num_heads, dtype=dtype)
+    if dtype == "float64":
+        ref = ref.double()
+    ctx.copy_weights(obj, ref)
+    tensor_dtype = torch.float64 if dtype == "float64" else torch.float32
+    q = ctx.randn(batch, tq, d_model, dtype=tensor_dtype)
+    k = ctx.randn(batch, tk, d_model, dtype=tensor_dtype)
+    v = ctx.randn(batch, tk, d_model, dtype=tensor_dtype)
+    return obj, ref, q, k, v
+
+
+def mha_forward(ctx, obj, *args, **kwargs):
+    out, weights = ctx.pair(ctx.call(obj, *args, **kwargs), "MultiHeadAttention.forward")
+    return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+
+
+@check("mha.present", assignment=A, target=MHA, category="api", points=1,
+       title=text("Class MultiHeadAttention(nn.Module) ada", "Class MultiHeadAttention(nn.Module) exists"),
+       hint=text("Definisikan `class MultiHeadAttention(nn.Module)` dengan `__init__(self, d_model, "
+                 "num_heads)` dan `forward(self, q, k, v, mask=None)`.",
+                 "Define `class MultiHeadAttention(nn.Module)` with `__init__(self, d_model, "
+                 "num_heads)` and `forward(self, q, k, v, mask=None)`."))
+def mha_present(ctx):
+    expect_present(ctx, MHA, "module", ("d_model", "num_heads"), ("q", "k", "v", "mask"))
+
+
+@check("mha.construct", assignment=A, target=MHA, category="api", points=1, needs=("mha.present",),
+       title=text("Dapat dibuat dengan ukuran bab", "Can be built with the chapter's sizes"),
+       hint=text("`MultiHeadAttention(16, 4)` harus berhasil dan membuat wq, wk, wv, wo sebagai nn.Linear.",
+                 "`MultiHeadAttention(16, 4)` must succeed and create wq, wk, wv, wo as nn.Linear."))
+def mha_construct(ctx):
+    obj = ctx.new(MHA, ctx.chapter.d_model, ctx.chapter.num_heads)
+    missing = [n for n in ("wq", "wk", "wv", "wo") if obj.modules.get(n) != "Linear"]
+    if missing:
+        fail(text(f"Sub-modul nn.Linear berikut tidak ditemukan: {', '.join(missing)}.",
+                  f"These nn.Linear sub-modules are missing: {', '.join(missing)}."))
+
+
+@check("mha.divisibility_error", assignment=A, target=MHA, category="api", points=1,
+       needs=("mha.present",),
+       title=text("Error jelas bila d_model tidak habis dibagi num_heads",
+                  "A clear error when d_model is not divisible by num_heads"),
+       hint=text("Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise "
+                 "ValueError(...)`.",
+                 "Add a check in `__init__`, e.g. `if d_model % num_heads != 0: raise ValueError(...)`."))
+def mha_divisibility_error(ctx):
+    try:
+        ctx.new(MHA, 10, 4)
+    except ctx.StudentError:
+        return
+    fail(text("`MultiHeadAttention(10, 4)` berhasil dibuat tanpa error, padahal 10 tidak habis dibagi 4.",
+              "`MultiHeadAttention(10, 4)` was built without an error although 10 is not divisible by 4."))
+
+
+def _mha_shapes(d):
+    return {f"{n}.{p}": ((d, d) if p == "weight" else (d,))
+            for n in ("wq", "wk", "wv", "wo") for p in ("weight", "bias")}
+
+
+@check("mha.param_count", assignment=A, target=MHA, category="param_count", points=2,
+       needs=("mha.construct",), title=text("Jumlah parameter (1088 untuk d_model=16)",
+                                            "Parameter count (1088 for d_model=16)"),
+       hint=text("Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.",
+                 "Four nn.Linear(d_model, d_model) with bias: 4 × (16·16 + 16) = 1088."))
+def mha_param_count(ctx):
+    for sizes in (ctx.chapter, ctx.hidden):
+        obj = ctx.new(MHA, sizes.d_model, sizes.num_heads)
+        expect_param_count(ctx, obj, _mha_shapes(sizes.d_model),
+                           f"MultiHeadAttention({sizes.d_model}, {sizes.num_heads})")
+
+
+@check("mha.shape", assignment=A, target=MHA, category="shape", points=2, needs=("mha.construct",),
+       title=text("Bentuk keluaran (B, Tq, D) dan bobot (B, H, Tq, Tk)",
+                  "Output (B, Tq, D) and weights (B, H, Tq, Tk) shapes"), hint=HINT_MHA)
+def mha_shape(ctx):
+    d, h = ctx.chapter.d_model, ctx.chapter.num_heads
+    obj = ctx.new(MHA, d, h)
+    q, kv = ctx.randn(2, 5, d), ctx.randn(2, 7, d)
+    out, weights = mha_forward(ctx, obj, q, kv, kv)
+    ctx.tensor(out, OUTPUT, shape=(2, 5, d))
+    ctx.tensor(weights, WEIGHTS, shape=(2, h, 5, 7))
+    ctx.expect_nontrivial(out, q, kv)
+
+
+@check("mha.numeric", assignment=A, target=MHA, category="numeric_vs_reference", points=3,
+       needs=("mha.shape",), title=text("Nilai sama dengan solusi acuan", "Values match the reference"),
+       hint=HINT_MHA)
+def mha_numeric(ctx):
+    obj, ref, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
+    out, weights = mha_forward(ctx, obj, q, k, v)
+    ref_out, ref_weights = ref(q, k, v)
+    ctx.expect_close(weights, ref_weights, WEIGHTS)
+    ctx.expect_close(out, ref_out, OUTPUT)
+
+
+@check("mha.float64", assignment=A, target=MHA, category="dtype", points=1, needs=("mha.shape",),
+       title=text("Bekerja setelah .double()", "Works after .double()"),
+       hint=text("Jangan menetapkan dtype float32 di dalam modul.", "Do not hard-code float32 inside the module."))
+def mha_float64(ctx):
+    obj, ref, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, dtype="float64")
+    out, weights = mha_forward(ctx, obj, q, k, v)
+    ref_out, ref_weights = ref(q, k, v)
+    ctx.tensor(out, OUTPUT, dtype=torch.float64)
+    ctx.expect_close(weights, ref_weights, text("Bobot (float64)", "The weights (float64)"), "float64")
+    ctx.expect_close(out, ref_out, text("Keluaran (float64)", "The output (float64)"), "float64")
+
+
+@check("mha.rows_sum_to_one", assignment=A, target=MHA, category="rows_sum_to_one", points=1,
+       needs=("mha.shape",), title=text("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
+       hint=text("Bobot yang dikembalikan adalah hasil softmax pada sumbu kunci (dim=-1).",
+                 "The weights returned are the softmax over the keys (dim=-1)."))
+def mha_rows(ctx):
+    obj, _, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
+    out, weights = mha_forward(ctx, obj, q, k, v)
+    ctx.expect_nontrivial(out, q, k, v)
+    ctx.expect_nontrivial(weights)
+    expect_rows_sum_to_one(ctx, weights)
+
+
+@check("mha.masking", assignment=A, target=MHA, category="masking", points=2, needs=("mha.shape",),
+       title=text("Mask kausal dan mask padding lewat `mask=`", "Causal and padding masks via `mask=`"),
+       hint=HINT_MASK)
+def mha_masking(ctx):
+    d, h = ctx.chapter.d_model, ctx.chapter.num_heads
+    for tq, tk, mask in ((6, 6, ctx.reference.causal_mask(6)), (5, 7, padding_mask(2, 7, (2, 4)))):
+        obj, ref, q, k, v = mha_pieces(ctx, d, h, tq=tq, tk=tk)
+        out, weights = mha_forward(ctx, obj, q, k, v, mask=mask)
+        ref_out, ref_weights = ref(q, k, v, mask=mask)
+        ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
+        expect_masked(ctx, weights, mask)
+        ctx.expect_nontrivial(out, q, k, v)
+        expect_blocked_values_ignored(
+            ctx, lambda a: mha_forward(ctx, obj, *a, mask=mask)[0], 2, (q, k, v), mask)
+        ctx.expect_close(weights, ref_weights, text("Bobot bermask", "The masked weights"))
+        ctx.expect_close(out, ref_out, text("Keluaran bermask", "The masked output"))
+
+
+@check("mha.mask_convention", assignment=A, target=MHA, category="mask_convention", points=1,
+       needs=("mha.shape",), title=text("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
+       hint=HINT_MASK)
+def mha_mask_convention(ctx):
+    obj, _, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, tq=6, tk=6)
+    mask = ctx.reference.causal_mask(6)
+    _, weights = mha_forward(ctx, obj, q, k, v, mask=mask)
+    ctx.tensor(weights, WEIGHTS, shape=(2, ctx.chapter.num_heads, 6, 6))
+    expect_masked(ctx, weights, mask)
+
+
+@check("mha.hidden_config", assignment=A, target=MHA, category="hidden_config", points=2,
+       needs=("mha.shape",), title=text("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
+       hint=text("Jangan menulis ukuran secara tetap (16, 4, 5, ...): ambil dari argumen dan dari "
+                 "bentuk masukan. Satu objek harus bisa dipakai untuk panjang urutan berbeda.",
+                 "Do not hard-code sizes (16, 4, 5, ...): take them from the arguments and the "
+                 "input's shape. One object must work for different sequence lengths."))
+def mha_hidden_config(ctx):
+    sizes = ctx.hidden
+    obj, ref, q, k, v = mha_pieces(ctx, sizes.d_model, sizes.num_heads, batch=sizes.batch,
+                                   tq=sizes.decoder_length, tk=sizes.length)
+    for args in ((q, k, v), (k, k, k), (q, q, q)):  # one instance, several lengths
+        out, weights = mha_forward(ctx, obj, *args)
+        ref_out, ref_weights = ref(*args)
+        ctx.tensor(out, OUTPUT, shape=ref_out.shape)
+        ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
+        ctx.expect_close(weights, ref_weights, WEIGHTS)
+        ctx.expect_close(out, ref_out, OUTPUT)
+
+
+@check("mha.gradient_flow", assignment=A, target=MHA, category="gradient_flow", points=1,
+       needs=("mha.shape",), title=text("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
+       hint=text("Jangan memutus graf komputasi (`.detach()`, `.data`, `torch.no_grad()`) di forward.",
+                 "Do not cut the computation graph (`.detach()`, `.data`, `torch.no_grad()`) in forward."))
+def mha_gradient_flow(ctx):
+    obj, _, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
+    expect_gradient_flow(ctx, obj, (q, k, v), ctx.randn(2, 5, ctx.chapter.d_model), inputs=(0, 1, 2))
+
+
+@check("mha.batch_independence", assignment=A, target=MHA, category="batch_independence", points=1,
+       needs=("mha.shape",), title=text("Item batch saling bebas", "Batch items are independent"),
+       hint=text("Pemecahan head harus mempertahankan sumbu batch: view(B, T, H, d_k), bukan view(-1, ...) "
+                 "yang mencampur item.",
+                 "Splitting heads must keep the batch axis: view(B, T, H, d_k), not a view(-1, ...) "
+                 "that mixes items."))
+def mha_batch_independence(ctx):
+    obj, _, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, batch=3)
+    expect_batch_independent(ctx, obj, (q, k, v), vary=(0, 1, 2))
+
+
+@check("mha.no_inplace", assignment=A, target=MHA, category="api", points=1, needs=("mha.shape",),
+       title=text("Masukan tidak diubah", "Inputs are not modified"),
+       hint=text("Jangan mengubah q, k, v atau mask di tempat.", "Do not modify q, k, v or mask in place."))
+def mha_no_inplace(ctx):
+    obj, _, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, tq=6, tk=6)
+    expect_inputs_untouched(ctx, obj, (q, k, v), {"mask": ctx.reference.causal_mask(6)})
+
+
+@check("mha.device_agnostic", assignment=A, target=MHA, category="device_agnostic", points=1,
+       needs=("mha.shape",), title=text("Tidak terikat pada satu device", "Not tied to one device"),
+       hint=text("Tensor yang dibuat di forward harus berada di device masukan (`device=q.device`).",
+                 "Tensors created in forward must be on the input's device (`device=q.device`)."))
+def mha_device_agnostic(ctx):
+    d, h = ctx.chapter.d_model, ctx.chapter.num_heads
+    q = ctx.randn(2, 6, d)
+    expect_runs_on_meta(ctx, MHA, (d, h), (q, q, q), {"mask": ctx.reference.causal_mask(6)})

@@ -1,0 +1,126 @@
+"""Grade one submission: load its code, run every check against a sandboxed worker,
+and turn the outcomes into scores. Pass/fail is decided here, in the trusted process."""
+
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import solutions
+from autograder import loader
+from autograder.checks.context import Context
+from autograder.checks.registry import CheckFailed, checks_for, text
+from autograder.messages import load_problem, student_error, worker_failure
+from autograder.sandbox.process import Limits, StudentError, WorkerFailure
+from autograder.sandbox.session import Session
+
+# Names of the contract, per assignment: what the worker is asked to describe.
+CONTRACT_NAMES = ["scaled_dot_product_attention", "causal_mask", "MultiHeadAttention",
+                  "positional_encoding", "FeedForward", "EncoderBlock", "DecoderBlock"]
+
+
+@dataclass
+class Outcome:
+    check: object
+    status: str  # "passed", "failed", "skipped", "error"
+    score: float
+    message: dict | None = None  # why it did not pass, in both languages
+
+
+@dataclass
+class SubmissionResult:
+    student: str
+    assignment: str
+    source: str | None
+    outcomes: list = field(default_factory=list)
+    problems: list = field(default_factory=list)  # messages about loading, in both languages
+    execution_time: float = 0.0
+    output_tail: str = ""
+
+    @property
+    def score(self):
+        return sum(o.score for o in self.outcomes)
+
+    @property
+    def max_score(self):
+        return sum(o.check.points for o in self.outcomes)
+
+    @property
+    def grader_errors(self):
+        return [o for o in self.outcomes if o.status == "error"]
+
+
+def grade(submission, course):
+    started = time.monotonic()
+    checks = checks_for(submission.assignment, course)
+    result = SubmissionResult(submission.student, submission.assignment,
+                              str(submission.path) if submission.path else None)
+    if submission.path is None:
+        reason = load_problem({"code": submission.problem or "no_notebook", "detail": ""})
+        result.problems.append(reason)
+        result.outcomes = [Outcome(c, "skipped", 0.0, reason) for c in checks]
+        return _finish(result, started)
+    loaded = loader.load(submission.path)
+    result.problems.extend(load_problem(p) for p in loaded.problems)
+    if loaded.fatal:
+        reason = result.problems[-1]
+        result.outcomes = [Outcome(c, "skipped", 0.0, reason) for c in checks]
+        return _finish(result, started)
+    session = Session(
+        loaded.chunks, CONTRACT_NAMES, solutions,
+        limits=Limits(memory_bytes=course.memory_mb * 1024 * 1024),
+        startup_timeout=course.startup_timeout, request_timeout=course.check_timeout,
+        max_restarts=course.max_restarts)
+    try:
+        result.outcomes = _run_checks(session, checks, course, started)
+        if session.load_info:
+            result.problems.extend(student_error(e, e["origin"]) for e in session.load_info["errors"])
+    finally:
+        session.close()
+        result.output_tail = session.output_tail
+    return _finish(result, started)
+
+
+def _run_checks(session, checks, course, started):
+    try:
+        session.load()
+    except WorkerFailure as failure:
+        reason = worker_failure(failure)
+        return [Outcome(c, "skipped", 0.0, reason) for c in checks]
+    outcomes = {}
+    for check in checks:
+        blocked = [n for n in check.needs if outcomes[n].status != "passed"]
+        if blocked:
+            outcomes[check.id] = Outcome(check, "skipped", 0.0, text(
+                f"Dilewati karena pemeriksaan {', '.join(blocked)} belum lulus.",
+                f"Skipped because {', '.join(blocked)} did not pass."))
+        elif time.monotonic() - started > course.submission_timeout:
+            outcomes[check.id] = Outcome(check, "skipped", 0.0, text(
+                "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
+                "Skipped: the time limit for the whole submission ran out."))
+        else:
+            outcomes[check.id] = _run_one(session, check, course)
+    return list(outcomes.values())
+
+
+def _run_one(session, check, course):
+    try:
+        check.run(Context(session, course, check))
+    except CheckFailed as failed:
+        return Outcome(check, "failed", 0.0, failed.message)
+    except StudentError as error:
+        return Outcome(check, "failed", 0.0, student_error(
+            {"type": error.type, "message": error.message, "where": error.where}))
+    except WorkerFailure as failure:
+        return Outcome(check, "failed", 0.0, worker_failure(failure))
+    except Exception:  # a fault of the grader itself: report it, keep grading
+        print(f"grader error in check {check.id}:\n{traceback.format_exc()}", file=sys.stderr)
+        return Outcome(check, "error", 0.0, text(
+            "Kesalahan internal autograder pada pemeriksaan ini; beri tahu pengajar.",
+            "Internal autograder error in this check; please tell the instructor."))
+    return Outcome(check, "passed", check.points)
+
+
+def _finish(result, started):
+    result.execution_time = round(time.monotonic() - started, 3)
+    return result

@@ -1,0 +1,200 @@
+"""Find submissions and take from them only the code that defines things.
+
+From a notebook (or a ``.py`` file) only imports, function and class
+definitions and simple assignments are kept: demo, training and test cells
+never run. IPython magics and shell escapes are dropped. A cell with a syntax
+error is reported and the other cells still load. nbgrader's test cells are
+ignored: they are the course's code, not the student's.
+"""
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+SOURCE_SUFFIXES = (".ipynb", ".py")
+# Calls allowed on the right of a top-level assignment: conversions, never work.
+SIMPLE_CALLS = {"float", "int", "bool", "str", "tuple", "frozenset", "set", "list", "dict"}
+MAX_SOURCE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass
+class Submission:
+    student: str
+    assignment: str
+    path: Path | None  # None when nothing gradable was found
+    problem: str | None = None  # why it could not be found
+
+
+@dataclass
+class LoadedCode:
+    chunks: list = field(default_factory=list)  # {"code", "origin"} in execution order
+    problems: list = field(default_factory=list)  # {"code": ..., "detail": ...}, for the report
+    fatal: bool = False  # nothing could be read at all
+    nbgrader_cells: dict = field(default_factory=dict)  # grade_id -> cell, for tamper checks
+
+
+def discover(paths, assignment, notebook_name=None):
+    """Every student found under the given paths, in a stable order."""
+    found = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            found.append(Submission(path.stem, assignment, path))
+        elif path.is_dir():
+            found.extend(_discover_folder(path, assignment, notebook_name))
+        else:
+            found.append(Submission(path.name or str(path), assignment, None, "not_found"))
+    return found
+
+
+def _discover_folder(folder, assignment, notebook_name):
+    if (folder / "submitted").is_dir():  # an nbgrader course root
+        folder = folder / "submitted"
+    own = _pick_sources(folder, notebook_name)
+    students = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if own and not students:  # a single student's repository or assignment folder
+        return [Submission(folder.name, assignment, own)]
+    found = [Submission(p.stem, assignment, p) for p in sorted(folder.iterdir())
+             if p.is_file() and p.suffix in SOURCE_SUFFIXES]
+    for student in students:
+        assignment_dir = student / assignment
+        source = _pick_sources(assignment_dir, notebook_name) if assignment_dir.is_dir() else None
+        source = source or _pick_sources(student, notebook_name)
+        found.append(Submission(student.name, assignment, source, None if source else "no_notebook"))
+    return found
+
+
+def _pick_sources(folder, notebook_name):
+    if notebook_name and (folder / notebook_name).is_file():
+        return folder / notebook_name
+    notebooks = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    if notebooks:
+        return notebooks[0]
+    scripts = sorted(p for p in folder.glob("*.py") if not p.name.startswith("."))
+    return scripts[0] if scripts else None
+
+
+def load(path):
+    """Read a notebook or a Python file into definition chunks."""
+    loaded = LoadedCode()
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as error:
+        loaded.fatal = True
+        loaded.problems.append({"code": "unreadable", "detail": str(error)})
+        return loaded
+    if len(raw) > MAX_SOURCE_BYTES and Path(path).suffix != ".ipynb":
+        loaded.fatal = True
+        loaded.problems.append({"code": "too_large", "detail": f"{len(raw)} bytes"})
+        return loaded
+    if Path(path).suffix == ".ipynb":
+        cells = _notebook_cells(raw, loaded)
+    else:
+        cells = [("file", _decode(raw, loaded, "file"))]
+    for origin, source in cells:
+        _add_definitions(source, origin, loaded)
+    return loaded
+
+
+def _decode(raw, loaded, origin):
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        loaded.problems.append({"code": "not_utf8", "detail": f"{origin}: {error.reason} at byte {error.start}"})
+        return raw.decode("utf-8", errors="replace")
+
+
+def _notebook_cells(raw, loaded):
+    text = _decode(raw, loaded, "notebook")
+    try:
+        json.loads(text)
+        notebook = nbformat.reads(text, as_version=4)
+    except Exception as error:  # nbformat raises several kinds for a broken file
+        loaded.fatal = True
+        loaded.problems.append({"code": "bad_notebook", "detail": str(error)[:300]})
+        return []
+    cells = []
+    code_number = 0
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        code_number += 1
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade_id"):
+            loaded.nbgrader_cells[meta["grade_id"]] = cell
+        if meta.get("grade") and not meta.get("solution"):
+            continue  # an nbgrader test cell: the course's code, never the student's
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(source)
+        cells.append((f"cell {code_number}", source))
+    if not cells:
+        loaded.problems.append({"code": "no_code", "detail": ""})
+    return cells
+
+
+def _strip_ipython(source):
+    """Blank out magics and shell escapes, keeping line numbers; a cell magic drops the cell."""
+    lines = source.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        return ""
+    kept = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")) or (stripped.endswith("?") and not stripped.startswith("#")):
+            kept.append("")
+        else:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _add_definitions(source, origin, loaded):
+    source = _strip_ipython(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        loaded.problems.append({"code": "syntax_error",
+                                "detail": f"{origin}, line {error.lineno}: {error.msg}"})
+        return
+    lines = source.splitlines()
+    body = tree.body
+    for index, node in enumerate(body):
+        if not _is_definition(node):
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        end = node.end_lineno
+        alone = (index == 0 or body[index - 1].end_lineno < start) and (
+            index == len(body) - 1 or body[index + 1].lineno > end)
+        segment = "\n".join(lines[start - 1:end]) if alone else ast.unparse(node)
+        loaded.chunks.append({"code": "\n" * (start - 1) + segment, "origin": origin})
+
+
+def _is_definition(node):
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+        return not _imports_grader(node)
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        return node.value is not None and _is_simple(node.value)
+    return False
+
+
+def _imports_grader(node):
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == "autograder" for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] == "autograder"
+    return False
+
+
+def _is_simple(expr):
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in SIMPLE_CALLS):
+                return False
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                               ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom,
+                               ast.NamedExpr, ast.Subscript)):
+            return False
+    return True

@@ -1,0 +1,58 @@
+"""Student-facing messages that are not tied to one check (loading, crashes, timeouts)."""
+
+from autograder.checks.registry import text
+
+LOAD_PROBLEMS = {
+    "not_found": text("Berkas atau folder pengumpulan tidak ditemukan.",
+                      "The submitted file or folder was not found."),
+    "no_notebook": text("Tidak ada notebook (.ipynb) atau berkas .py di folder pengumpulan.",
+                        "No notebook (.ipynb) or .py file in the submission folder."),
+    "unreadable": text("Berkas tidak dapat dibaca", "The file cannot be read"),
+    "too_large": text("Berkas terlalu besar", "The file is too large"),
+    "bad_notebook": text("Notebook rusak (bukan JSON/format notebook yang sah); buka dan simpan "
+                         "ulang di Jupyter", "The notebook is broken (not valid JSON / notebook "
+                         "format); open it in Jupyter and save it again"),
+    "not_utf8": text("Sebagian teks bukan UTF-8 dan diganti", "Some text is not UTF-8 and was replaced"),
+    "no_code": text("Notebook tidak berisi sel kode", "The notebook has no code cells"),
+    "syntax_error": text("Sel dengan kesalahan sintaks dilewati", "A cell with a syntax error was skipped"),
+}
+
+
+def load_problem(problem):
+    base = LOAD_PROBLEMS.get(problem["code"], text(problem["code"], problem["code"]))
+    detail = problem.get("detail") or ""
+    suffix = f": {detail}" if detail else "."
+    return {lang: base[lang] + suffix for lang in ("id", "en")}
+
+
+def student_error(error, origin=None):
+    where = "; ".join(error.get("where") or [])
+    place = f" ({where})" if where else (f" ({origin})" if origin else "")
+    kind, message = error.get("type", "Error"), error.get("message", "")
+    if origin is not None:
+        return text(f"Menjalankan definisi di {origin} gagal: {kind}: {message}{place}",
+                    f"Running the definitions in {origin} failed: {kind}: {message}{place}")
+    return text(f"Kode Anda melempar {kind}: {message}{place}",
+                f"Your code raised {kind}: {message}{place}")
+
+
+def worker_failure(failure):
+    kind, detail = failure.kind, failure.detail
+    if kind == "timeout":
+        return text("Melebihi batas waktu (kemungkinan loop tak berhenti atau komputasi terlalu berat).",
+                    "Time limit exceeded (probably an endless loop or far too much work).")
+    if kind == "load_timeout":
+        return text("Memuat kode Anda melebihi batas waktu (mis. loop atau pelatihan di tingkat atas "
+                    "modul yang diimpor); tidak ada pemeriksaan yang bisa dijalankan.",
+                    "Loading your code exceeded the time limit (e.g. a loop or training at the top "
+                    "level of an imported module); no check could run.")
+    if kind in ("crashed", "load_crashed"):
+        return text(f"Proses yang menjalankan kode Anda berhenti mendadak ({detail}); mis. exit(), "
+                    "kehabisan memori, atau crash.",
+                    f"The process running your code stopped abruptly ({detail}); e.g. exit(), "
+                    "running out of memory, or a crash.")
+    if kind == "gave_up":
+        return text("Dilewati: kode Anda sudah berkali-kali macet atau crash pada pemeriksaan sebelumnya.",
+                    "Skipped: your code hung or crashed repeatedly in earlier checks.")
+    return text(f"Jawaban dari proses siswa tidak sah ({detail}).",
+                f"The student process gave an invalid answer ({detail}).")

@@ -1,0 +1,192 @@
+"""The trusted grader's handle on one submission running in a worker.
+
+A ``Session`` starts the worker lazily, loads the student's code into it, and
+restarts it after a crash or a timeout so that one bad check does not take
+the others down. It also answers the worker's callbacks for reference
+sub-layers that were swapped into a student's block: those run here, in the
+trusted process.
+"""
+
+import itertools
+from dataclasses import dataclass, field
+
+import torch
+
+from autograder.sandbox import wire
+from autograder.sandbox.process import Limits, StudentError, WorkerFailure, WorkerProcess
+
+__all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure"]
+
+
+@dataclass
+class RemoteObject:
+    """A student object that lives in the worker; only its id and structure are known here."""
+
+    id: str
+    name: str
+    params: dict  # attribute path -> shape (tuple)
+    modules: dict  # attribute path -> type name
+    proxies: dict = field(default_factory=dict)  # attribute path -> handle
+
+
+class Session:
+    def __init__(self, chunks, names, reference, limits=Limits(), startup_timeout=60.0,
+                 request_timeout=20.0, max_restarts=3):
+        self.chunks = chunks
+        self.names = list(names)
+        self.reference = reference
+        self.limits = limits
+        self.startup_timeout = startup_timeout
+        self.request_timeout = request_timeout
+        self.max_restarts = max_restarts
+        self.worker = None
+        self.starts = 0
+        self.load_info = None
+        self.load_failure = None
+        self.output_tail = ""
+        self._ids = itertools.count(1)
+        self._handles = {}
+
+    # -- lifecycle -------------------------------------------------------------
+    def _ensure_worker(self):
+        if self.worker is not None and self.worker.alive:
+            return
+        self._drop_worker()
+        if self.load_failure is not None:
+            raise self.load_failure  # loading the code itself hangs or crashes: no point retrying
+        if self.starts > self.max_restarts:
+            raise WorkerFailure("gave_up", f"the worker failed {self.starts} times")
+        self.starts += 1
+        self.worker = WorkerProcess(self.limits)
+        try:
+            info = self.worker.request(
+                {"op": "load", "chunks": self.chunks, "names": self.names},
+                timeout=self.startup_timeout)
+        except WorkerFailure as failure:
+            self.load_failure = WorkerFailure(f"load_{failure.kind}", failure.detail)
+            raise self.load_failure from None
+        if self.load_info is None:
+            self.load_info = _validate_load_info(info, self.names)
+
+    def load(self):
+        """Start the worker and load the code; returns what the names turned out to be."""
+        self._request({"op": "ping"})
+        return self.load_info
+
+    def _drop_worker(self):
+        if self.worker is not None:
+            self.output_tail = self.worker.output_tail()
+            self.worker.close()
+            self.worker = None
+
+    def close(self):
+        self._drop_worker()
+
+    def _request(self, message, timeout=None):
+        try:
+            self._ensure_worker()
+            return self.worker.request(message, timeout or self.request_timeout, self._callback)
+        except WorkerFailure:
+            self._drop_worker()
+            raise
+
+    # -- reference sub-layers swapped into a student's block ----------------------
+    def _callback(self, request):
+        kind = request.get("kind")
+        args = wire.decode_value(request.get("args"))
+        kwargs = wire.decode_value(request.get("kwargs"))
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise ValueError("bad callback arguments")
+        if kind == "new":
+            handle = len(self._handles) + 1
+            self._handles[handle] = getattr(self.reference, request["name"])(*args, **kwargs).eval()
+            return handle
+        if kind == "call":
+            module = self._handles[int(request["handle"])]
+            tensors = [a for a in args + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+            if tensors and tensors[0].is_floating_point():
+                module.to(tensors[0].dtype)
+            with torch.no_grad():
+                return module(*args, **kwargs)
+        if kind == "func" and request.get("name") in ("causal_mask", "positional_encoding",
+                                                         "scaled_dot_product_attention"):
+            return getattr(self.reference, request["name"])(*args, **kwargs)
+        raise ValueError(f"unknown callback {kind!r}")
+
+    def bind_proxies(self, obj, reference_module):
+        """Make each swapped-in sub-layer compute with the reference module's own sub-layer."""
+        for path, handle in obj.proxies.items():
+            try:
+                self._handles[handle] = reference_module.get_submodule(path)
+            except AttributeError:
+                pass  # stored under a name the contract does not know: the wiring check fails
+
+    # -- operations ----------------------------------------------------------------
+    def new(self, name, *args, proxies=None, dtype=None, device=None, repeat=1, **kwargs):
+        object_id = f"o{next(self._ids)}"
+        info = self._request({
+            "op": "new", "id": object_id, "name": name,
+            "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
+            "proxies": proxies or {}, "dtype": dtype, "device": device, "repeat": repeat,
+        })
+        try:
+            return RemoteObject(
+                id=object_id, name=name,
+                params={str(p): tuple(int(n) for n in s) for p, s in info["params"]},
+                modules={str(p): str(t) for p, t in info["modules"]},
+                proxies={str(p): int(h) for p, h in info["proxies"]},
+            )
+        except (KeyError, TypeError, ValueError):
+            raise WorkerFailure("bad_reply", "malformed description of a new object") from None
+
+    def set_params(self, obj, values):
+        info = self._request({"op": "set", "id": obj.id,
+                              "values": {p: wire.encode_value(t) for p, t in values.items()}})
+        try:
+            return [str(p) for p in info["missing"]], [(str(p), s) for p, s in info["mismatched"]]
+        except (KeyError, TypeError, ValueError):
+            raise WorkerFailure("bad_reply", "malformed answer to set") from None
+
+    @staticmethod
+    def _target(target, proxies=None):
+        if isinstance(target, RemoteObject):
+            return {"obj": target.id}
+        return {"func": target, "proxies": proxies or {}}
+
+    def call(self, target, *args, proxies=None, **kwargs):
+        """Run a student function or module; returns (result, the inputs as they were after)."""
+        reply = self._request({"op": "call", "target": self._target(target, proxies),
+                               "args": wire.encode_value(list(args)),
+                               "kwargs": wire.encode_value(kwargs)})
+        try:
+            return wire.decode_value(reply["result"]), wire.decode_value(reply["inputs_after"])
+        except (KeyError, TypeError, wire.WireError) as error:
+            raise WorkerFailure("bad_reply", str(error)) from None
+
+    def grad(self, target, cotangent, *args, **kwargs):
+        """Gradient norms of every parameter and input after backpropagating <cotangent, output>."""
+        reply = self._request({"op": "grad", "target": self._target(target),
+                               "cotangent": wire.encode_value(cotangent),
+                               "args": wire.encode_value(list(args)),
+                               "kwargs": wire.encode_value(kwargs)})
+        try:
+            params = {str(p): (None if g is None else float(g))
+                      for p, g in reply["param_grads"].items()}
+            inputs = [None if g is None else float(g) for g in reply["input_grads"]]
+            return params, inputs
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise WorkerFailure("bad_reply", "malformed gradient report") from None
+
+
+def _validate_load_info(info, names):
+    try:
+        errors = [
+            {"origin": str(e.get("origin", ""))[:80], "type": str(e.get("type", ""))[:80],
+             "message": str(e.get("message", ""))[:2000],
+             "where": [str(w)[:200] for w in e.get("where", [])][:3]}
+            for e in info["errors"][:50]
+        ]
+        described = {name: dict(info["names"].get(name, {"kind": "missing"})) for name in names}
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise WorkerFailure("bad_reply", "malformed load report") from None
+    return {"errors": errors, "names": described}

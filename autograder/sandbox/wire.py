@@ -1,0 +1,138 @@
+"""Plain-data wire format shared by the trusted grader and the untrusted worker.
+
+Frames are a 4-byte big-endian length followed by UTF-8 JSON. Tensors travel
+as ``{"__tensor__": {"dtype", "shape", "device", "data"}}`` with the raw bytes
+in base64; nothing is ever pickled. This file imports only the standard
+library, numpy and torch, because the worker loads it as a plain script
+(it must not import the ``autograder`` package).
+"""
+
+import base64
+import json
+import struct
+
+import numpy as np
+import torch
+
+HEADER = struct.Struct(">I")
+
+# The dtypes a tensor may have on the wire; anything else is refused.
+DTYPES = {
+    "float32": (torch.float32, np.float32),
+    "float64": (torch.float64, np.float64),
+    "float16": (torch.float16, np.float16),
+    "int64": (torch.int64, np.int64),
+    "int32": (torch.int32, np.int32),
+    "bool": (torch.bool, np.bool_),
+}
+_TORCH_TO_NAME = {torch_dtype: name for name, (torch_dtype, _) in DTYPES.items()}
+
+
+class WireError(Exception):
+    """A frame or a value that does not follow the wire format."""
+
+
+def write_frame(fd_write, message):
+    payload = json.dumps(message, allow_nan=True).encode("utf-8")
+    fd_write(HEADER.pack(len(payload)) + payload)
+
+
+def decode_frame(payload):
+    try:
+        return json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WireError(f"reply is not valid JSON: {error}") from None
+
+
+def encode_value(value, max_depth=6):
+    """Python value -> JSON-able plain data (tensors, sequences, numbers, text)."""
+    if isinstance(value, torch.Tensor):
+        return {"__tensor__": _encode_tensor(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if max_depth > 0 and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"__dict__": {k: encode_value(v, max_depth - 1) for k, v in value.items()}}
+    if max_depth > 0 and isinstance(value, (tuple, list)):
+        return {"__seq__": [encode_value(item, max_depth - 1) for item in value],
+                "tuple": isinstance(value, tuple)}
+    return {"__other__": type(value).__name__}
+
+
+def _encode_tensor(tensor):
+    tensor = tensor.detach()
+    name = _TORCH_TO_NAME.get(tensor.dtype)
+    meta = {"dtype": name or str(tensor.dtype), "shape": list(tensor.shape),
+            "device": tensor.device.type}
+    if name is None or tensor.device.type != "cpu":
+        return meta
+    array = tensor.contiguous().numpy()
+    meta["data"] = base64.b64encode(array.tobytes()).decode("ascii")
+    return meta
+
+
+def decode_value(data, max_elements=10_000_000, max_depth=6):
+    """Plain data -> Python value; validates every tensor against the wire format."""
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, dict):
+        if "__tensor__" in data:
+            return _decode_tensor(data["__tensor__"], max_elements)
+        if "__seq__" in data and max_depth > 0 and isinstance(data["__seq__"], list):
+            items = [decode_value(item, max_elements, max_depth - 1) for item in data["__seq__"]]
+            return tuple(items) if data.get("tuple") else items
+        if "__dict__" in data and max_depth > 0 and isinstance(data["__dict__"], dict):
+            return {str(k): decode_value(v, max_elements, max_depth - 1)
+                    for k, v in data["__dict__"].items()}
+        if "__other__" in data:
+            return Opaque(str(data["__other__"])[:80])
+    raise WireError("unexpected value in reply")
+
+
+class Opaque:
+    """Something the worker returned that is not plain data (only its type name travels)."""
+
+    def __init__(self, type_name):
+        self.type_name = type_name
+
+    def __repr__(self):
+        return f"<{self.type_name}>"
+
+
+class RemoteTensor:
+    """A tensor that was not on the CPU (e.g. on ``meta``): only its metadata travels."""
+
+    def __init__(self, dtype, shape, device):
+        self.dtype, self.shape, self.device = dtype, tuple(shape), device
+
+    def __repr__(self):
+        return f"RemoteTensor({self.dtype}, {self.shape}, {self.device})"
+
+
+def _decode_tensor(meta, max_elements):
+    if not isinstance(meta, dict):
+        raise WireError("bad tensor")
+    shape = meta.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and 0 <= n for n in shape):
+        raise WireError("bad tensor shape")
+    if len(shape) > 8:
+        raise WireError("too many tensor dimensions")
+    count = int(np.prod(shape)) if shape else 1
+    if count > max_elements:
+        raise WireError("tensor too large")
+    dtype = meta.get("dtype")
+    device = meta.get("device")
+    if "data" not in meta:
+        if device == "meta" and dtype in DTYPES:  # shape-only tensors, for device checks
+            return torch.empty(shape, dtype=DTYPES[dtype][0], device="meta")
+        return RemoteTensor(str(dtype)[:40], shape, str(device)[:40])
+    if dtype not in DTYPES:
+        raise WireError("bad tensor dtype")
+    torch_dtype, np_dtype = DTYPES[dtype]
+    try:
+        raw = base64.b64decode(meta["data"], validate=True)
+    except (ValueError, TypeError):
+        raise WireError("bad tensor data") from None
+    if len(raw) != count * np.dtype(np_dtype).itemsize:
+        raise WireError("tensor data does not match its shape")
+    array = np.frombuffer(raw, dtype=np_dtype).reshape(shape).copy()
+    return torch.from_numpy(array).to(torch_dtype)

@@ -1,0 +1,21 @@
+"""Reference solution for the Transformer course assignments.
+
+One module per assignment, in the order of the chapters:
+attention (scaled dot-product and multi-head attention), encoder
+(positional encoding, feed-forward, encoder block) and decoder
+(decoder block). Only ``torch`` is needed.
+"""
+
+from solutions.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from solutions.decoder import DecoderBlock
+from solutions.encoder import EncoderBlock, FeedForward, positional_encoding
+
+__all__ = [
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "MultiHeadAttention",
+    "positional_encoding",
+    "FeedForward",
+    "EncoderBlock",
+    "DecoderBlock",
+]
