@@ -60,7 +60,15 @@ def grade(submission, course):
         result.problems.append(reason)
         result.outcomes = [Outcome(c, "skipped", 0.0, reason) for c in checks]
         return _finish(result, started)
-    loaded = loader.load(submission.path)
+    return grade_loaded(loader.load(submission.path), submission.student, submission.assignment,
+                        course, source=str(submission.path), started=started)
+
+
+def grade_loaded(loaded, student, assignment, course, source=None, started=None):
+    """Grade code that the loader already extracted (from a file or a kernel's history)."""
+    started = started or time.monotonic()
+    checks = checks_for(assignment, course)
+    result = SubmissionResult(student, assignment, source)
     result.problems.extend(load_problem(p) for p in loaded.problems)
     if loaded.fatal:
         reason = result.problems[-1]

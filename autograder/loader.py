@@ -95,7 +95,7 @@ def load(path):
     else:
         cells = [("file", _decode(raw, loaded, "file"))]
     for origin, source in cells:
-        _add_definitions(source, origin, loaded)
+        add_definitions(source, origin, loaded)
     return loaded
 
 
@@ -151,7 +151,8 @@ def _strip_ipython(source):
     return "\n".join(kept)
 
 
-def _add_definitions(source, origin, loaded):
+def add_definitions(source, origin, loaded):
+    """Append the definition statements of one cell (or file) to ``loaded``."""
     source = _strip_ipython(source)
     try:
         tree = ast.parse(source)
