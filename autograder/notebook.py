@@ -38,12 +38,14 @@ def grade_target(assignment, target, course_path=None, lang=None):
     """Points earned by the checks of ``assignment`` that are about ``target``."""
     course = config.load(course_path)
     lang = lang or course.language
-    cells = _executed_cells()
-    key = hashlib.sha256(json.dumps([assignment, cells]).encode()).hexdigest()
+    loaded = loader.LoadedCode()
+    for number, source in enumerate(_executed_cells(), 1):
+        loader.add_definitions(source, f"In [{number}]", loaded)
+    # Key on what gets graded (the definitions), not on every executed cell: each hidden
+    # cell adds itself to ``In``, so a key over all cells would never hit the cache.
+    key = hashlib.sha256(json.dumps(
+        [assignment, str(course.path), loaded.chunks, loaded.problems]).encode()).hexdigest()
     if key not in _CACHE:
-        loaded = loader.LoadedCode()
-        for number, source in enumerate(cells, 1):
-            loader.add_definitions(source, f"In [{number}]", loaded)
         # nbgrader gives 0 points to a cell that writes to stderr: keep warnings off it.
         with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")

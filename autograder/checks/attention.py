@@ -6,7 +6,7 @@ import math
 import torch
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_gradient_flow, expect_inputs_untouched,
+    expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
     expect_param_count, expect_present, expect_runs_on_meta,
 )
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, label, text
@@ -172,12 +172,13 @@ def sdpa_numeric(ctx):
                  "Do not hard-code a dtype; new tensors follow the input's dtype."))
 def sdpa_float64(ctx):
     q, k, v = _sdpa_inputs(ctx, dtype=torch.float64)
-    out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
-    ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v)
-    ctx.tensor(out, OUTPUT, dtype=torch.float64)
-    ctx.tensor(weights, WEIGHTS, dtype=torch.float64)
-    ctx.expect_close(weights, ref_weights, text("Bobot (float64)", "The weights (float64)"), "float64")
-    ctx.expect_close(out, ref_out, text("Keluaran (float64)", "The output (float64)"), "float64")
+    out64, weights64 = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+    out32, weights32 = ctx.pair(ctx.call(SDPA, q.float(), k.float(), v.float()), SDPA)
+    ref64, ref_weights64 = ctx.reference.scaled_dot_product_attention(q, k, v)
+    ref32, ref_weights32 = ctx.reference.scaled_dot_product_attention(q.float(), k.float(), v.float())
+    expect_float64(ctx, weights64, weights32, ref_weights64, ref_weights32,
+                   text("Bobot (float64)", "The weights (float64)"))
+    expect_float64(ctx, out64, out32, ref64, ref32, text("Keluaran (float64)", "The output (float64)"))
 
 
 @check("sdpa.rows_sum_to_one", assignment=A, target=SDPA, category="rows_sum_to_one", points=1,
@@ -445,12 +446,17 @@ def mha_numeric(ctx):
        title=text("Bekerja setelah .double()", "Works after .double()"),
        hint=text("Jangan menetapkan dtype float32 di dalam modul.", "Do not hard-code float32 inside the module."))
 def mha_float64(ctx):
-    obj, ref, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, dtype="float64")
-    out, weights = mha_forward(ctx, obj, q, k, v)
-    ref_out, ref_weights = ref(q, k, v)
-    ctx.tensor(out, OUTPUT, dtype=torch.float64)
-    ctx.expect_close(weights, ref_weights, text("Bobot (float64)", "The weights (float64)"), "float64")
-    ctx.expect_close(out, ref_out, text("Keluaran (float64)", "The output (float64)"), "float64")
+    d, h = ctx.chapter.d_model, ctx.chapter.num_heads
+    obj64, ref64, q, k, v = mha_pieces(ctx, d, h, dtype="float64")
+    obj32, ref32, *_ = mha_pieces(ctx, d, h)
+    out64, weights64 = mha_forward(ctx, obj64, q, k, v)
+    out32, weights32 = mha_forward(ctx, obj32, q.float(), k.float(), v.float())
+    with torch.no_grad():
+        expected64, expected32 = ref64(q, k, v), ref32(q.float(), k.float(), v.float())
+    expect_float64(ctx, weights64, weights32, expected64[1], expected32[1],
+                   text("Bobot (float64)", "The weights (float64)"))
+    expect_float64(ctx, out64, out32, expected64[0], expected32[0],
+                   text("Keluaran (float64)", "The output (float64)"))
 
 
 @check("mha.rows_sum_to_one", assignment=A, target=MHA, category="rows_sum_to_one", points=1,

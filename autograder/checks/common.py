@@ -5,8 +5,9 @@ import torch
 from autograder.checks.registry import fail, text
 
 
-def expect_present(ctx, name, kind, init_params=(), forward_params=()):
-    """``name`` exists, is a function / an nn.Module class, and accepts the contract's arguments."""
+def expect_present(ctx, name, kind, init_params=(), forward_params=(), defaults=()):
+    """``name`` exists, is a function / an nn.Module class, and accepts the contract's arguments
+    (those in ``defaults`` must be optional)."""
     info = ctx.session.load_info["names"].get(name, {"kind": "missing"})
     if info["kind"] == "missing":
         fail(text(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya tidak error "
@@ -20,6 +21,11 @@ def expect_present(ctx, name, kind, init_params=(), forward_params=()):
             fail(text(f"`{name}` harus berupa class turunan torch.nn.Module.",
                       f"`{name}` must be a class derived from torch.nn.Module."))
     _expect_parameters(name, info.get("parameters"), init_params, "")
+    for optional in defaults:
+        declared = {p["name"]: p for p in info.get("parameters") or []}
+        if optional in declared and not declared[optional]["default"]:
+            fail(text(f"Argumen `{optional}` pada `{name}` harus punya nilai bawaan.",
+                      f"The argument `{optional}` of `{name}` must have a default value."))
     if kind == "module":
         _expect_parameters(name, info.get("forward"), forward_params, ".forward")
 
@@ -48,15 +54,18 @@ def expect_param_count(ctx, obj, expected_shapes, label):
     total = sum(_numel(shape) for shape in obj.params.values())
     expected_total = sum(_numel(shape) for shape in expected_shapes.values())
     for path, shape in expected_shapes.items():
-        if path not in obj.params:
+        if path not in obj.aliases:
             fail(text(f"{label}: parameter `{path}` tidak ada (total {total} parameter).",
                       f"{label}: parameter `{path}` is missing ({total} parameters in total)."))
-        if obj.params[path] != tuple(shape):
-            fail(text(f"{label}: `{path}` berbentuk {obj.params[path]}, seharusnya {tuple(shape)}.",
-                      f"{label}: `{path}` has shape {obj.params[path]}, expected {tuple(shape)}."))
+        if obj.aliases[path] != tuple(shape):
+            fail(text(f"{label}: `{path}` berbentuk {obj.aliases[path]}, seharusnya {tuple(shape)}.",
+                      f"{label}: `{path}` has shape {obj.aliases[path]}, expected {tuple(shape)}."))
     if total != expected_total:
-        fail(text(f"{label}: {total} parameter, seharusnya {expected_total}.",
-                  f"{label}: {total} parameters, expected {expected_total}."))
+        shared = text(" Ada parameter yang dipakai bersama (mis. satu LayerNorm untuk dua tempat)?",
+                      " Is a parameter shared (e.g. one LayerNorm used in two places)?") \
+            if total < expected_total and len(obj.aliases) > len(obj.params) else text("", "")
+        fail(text(f"{label}: {total} parameter, seharusnya {expected_total}.{shared['id']}",
+                  f"{label}: {total} parameters, expected {expected_total}.{shared['en']}"))
 
 
 def _numel(shape):
@@ -73,10 +82,13 @@ def first_output(ctx, result, what):
     return ctx.tensor(result, what)
 
 
-def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
-    """Every parameter (and each listed input) receives a gradient from the output."""
+def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=(), skip=()):
+    """Every parameter (but those under the ``skip`` prefixes, graded on their own) and each
+    listed input receives a gradient from the output."""
     param_grads, input_grads = ctx.session.grad(target, cotangent, *args, **(kwargs or {}))
-    dead = [path for path, g in param_grads.items() if g is None or g != g]
+    skip = tuple(prefix + "." for prefix in skip)
+    dead = [path for path, g in param_grads.items()
+            if (g is None or g != g) and not path.startswith(skip)]
     if dead:
         fail(text(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
                   "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
@@ -143,3 +155,18 @@ def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function
         if not isinstance(output, torch.Tensor) or output.device.type != "meta":
             fail(text("Keluaran tidak berada di device yang sama dengan masukan.",
                       "The output is not on the same device as the input."))
+
+
+def expect_float64(ctx, out64, out32, ref64, ref32, what):
+    """After .double() the student's code must compute in float64. Where its float32 result
+    already matches the reference, the float64 one must match to float64 precision; where it
+    does not (graded by the numeric checks), float64 must at least compute the same thing."""
+    ctx.tensor(out64, what, dtype=torch.float64)
+    ctx.tensor(out32, what, shape=out64.shape)
+    if ctx.close(out32, ref32):
+        ctx.expect_close(out64, ref64, what, "float64")
+    elif not ctx.close(out64, out32.double(), "float32"):
+        fail(text("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
+                  "yang bergantung pada dtype.",
+                  "The float64 result differs from the float32 result of the same module; some "
+                  "part depends on the dtype."))

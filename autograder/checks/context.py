@@ -14,6 +14,9 @@ from autograder.sandbox.process import StudentError
 from autograder.sandbox.wire import Opaque, RemoteTensor
 
 
+SUBLAYERS = {"MultiHeadAttention": "class", "FeedForward": "class", "causal_mask": "function"}
+
+
 class Context:
     StudentError = StudentError
 
@@ -77,6 +80,24 @@ class Context:
                       f"Parameters with an unexpected shape: {details}."))
         self.session.bind_proxies(obj, reference_module)
 
+    def wired(self, name, *args, dtype=None, randomize_layernorm=True, **kwargs):
+        """The student's block with the reference sub-layers (MultiHeadAttention, FeedForward,
+        causal_mask) swapped in, and the reference block holding the same weights: a bug in a
+        sub-layer is graded by that sub-layer's own checks, not again here."""
+        return self._block(name, args, kwargs, dtype, randomize_layernorm, SUBLAYERS)
+
+    def own(self, name, *args, dtype=None, **kwargs):
+        """The student's block with the student's own sub-layers, and the reference block."""
+        return self._block(name, args, kwargs, dtype, True, None)
+
+    def _block(self, name, args, kwargs, dtype, randomize_layernorm, proxies):
+        ref = self.reference_instance(name, *args, randomize_layernorm=randomize_layernorm, **kwargs)
+        if dtype == "float64":
+            ref = ref.double()
+        obj = self.new(name, *args, proxies=proxies, dtype=dtype, **kwargs)
+        self.copy_weights(obj, ref)
+        return obj, ref
+
     # -- verdict helpers ---------------------------------------------------------
     def tensor(self, value, what, shape=None, dtype=None):
         """``value`` must be a real tensor (with this shape / dtype); ``what`` names it."""
@@ -106,7 +127,7 @@ class Context:
     def close(self, actual, expected, tolerance="float32"):
         """True when ``actual`` agrees with ``expected`` within the course tolerance."""
         tol = self.tolerance(tolerance)
-        return (actual.shape == expected.shape
+        return (isinstance(actual, torch.Tensor) and actual.shape == expected.shape
                 and bool(torch.isfinite(actual).all())
                 and torch.allclose(actual.to(expected.dtype), expected, rtol=tol.rtol, atol=tol.atol))
 
@@ -131,7 +152,8 @@ class Context:
 
 def trivial_reason(output, inputs=()):
     if not bool(torch.isfinite(output).all()):
-        return text("berisi NaN atau inf", "it contains NaN or inf")
+        return text("berisi NaN atau inf — sering karena semua kunci pada satu baris diblokir",
+                    "it contains NaN or inf — often because every key of a row is blocked")
     if output.numel() > 1 and float(output.double().std()) < 1e-7:
         return text("semua nilainya sama", "all its values are equal")
     for tensor in inputs:

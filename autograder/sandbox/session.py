@@ -24,7 +24,8 @@ class RemoteObject:
 
     id: str
     name: str
-    params: dict  # attribute path -> shape (tuple)
+    params: dict  # attribute path -> shape, each parameter once (what counts)
+    aliases: dict  # every attribute path of a parameter -> shape (shared ones too)
     modules: dict  # attribute path -> type name
     proxies: dict = field(default_factory=dict)  # attribute path -> handle
 
@@ -117,9 +118,13 @@ class Session:
         """Make each swapped-in sub-layer compute with the reference module's own sub-layer."""
         for path, handle in obj.proxies.items():
             try:
-                self._handles[handle] = reference_module.get_submodule(path)
+                target = reference_module.get_submodule(path)
             except AttributeError:
-                pass  # stored under a name the contract does not know: the wiring check fails
+                continue  # stored under a name the contract does not know: the wiring check fails
+            built = self._handles.get(handle)
+            if built is not None and _shapes(built) != _shapes(target):
+                continue  # built with other sizes than the contract's: keep the student's sizes
+            self._handles[handle] = target
 
     # -- operations ----------------------------------------------------------------
     def new(self, name, *args, proxies=None, dtype=None, device=None, repeat=1, **kwargs):
@@ -133,6 +138,7 @@ class Session:
             return RemoteObject(
                 id=object_id, name=name,
                 params={str(p): tuple(int(n) for n in s) for p, s in info["params"]},
+                aliases={str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
                 modules={str(p): str(t) for p, t in info["modules"]},
                 proxies={str(p): int(h) for p, h in info["proxies"]},
             )
@@ -176,6 +182,10 @@ class Session:
             return params, inputs
         except (KeyError, TypeError, ValueError, AttributeError):
             raise WorkerFailure("bad_reply", "malformed gradient report") from None
+
+
+def _shapes(module):
+    return [tuple(p.shape) for p in module.parameters()]
 
 
 def _validate_load_info(info, names):

@@ -208,7 +208,11 @@ class Worker:
         self.objects[request["id"]] = obj
         return {
             "params": [[path, list(p.shape)] for path, p in obj.named_parameters()],
-            "modules": [[path, type(m).__name__] for path, m in obj.named_modules() if path],
+            # every name a shared parameter or module is reachable by (l1 inside a Sequential too)
+            "aliases": [[path, list(p.shape)]
+                        for path, p in obj.named_parameters(remove_duplicate=False)],
+            "modules": [[path, type(m).__name__]
+                        for path, m in obj.named_modules(remove_duplicate=False) if path],
             "proxies": [[path, m.proxy_handle] for path, m in obj.named_modules()
                         if hasattr(m, "proxy_handle")],
         }

@@ -1,0 +1,201 @@
+"""The ``autograder`` command.
+
+    autograder grade PATH... --assignment NAME --out DIR [--lang id|en] [--course course.toml]
+    autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
+
+Exit status of ``grade``: 0 when every submission was graded (whatever the scores),
+2 for a usage error (unknown assignment, bad course.toml, nothing to grade),
+3 when the grader itself faulted on some check or submission (the reports are
+still written; summary.json lists the faults).
+"""
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autograder import config, grading, loader, report
+from autograder.checks.registry import all_assignments, checks_for, text
+
+EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
+
+GRADER_FAULT = text(
+    "Kesalahan internal autograder saat menilai pengumpulan ini; beri tahu pengajar.",
+    "Internal autograder error while grading this submission; please tell the instructor.")
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="autograder", description="Grade Transformer-course submissions in a sandboxed worker.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    grade = commands.add_parser(
+        "grade", help="grade submissions and write reports",
+        description="Grade notebooks or .py files: single files, student folders, a folder of "
+                    "students (<student>/<assignment>/<notebook>), or an nbgrader course root.")
+    grade.add_argument("paths", nargs="+", metavar="PATH", help="file or folder to grade")
+    grade.add_argument("-a", "--assignment", required=True, help="assignment name from course.toml")
+    grade.add_argument("-o", "--out", required=True, type=Path, help="folder for the reports")
+    checks = commands.add_parser("checks", help="list the checks and their points")
+    checks.add_argument("-a", "--assignment", help="only this assignment")
+    for sub in (grade, checks):
+        sub.add_argument("--lang", choices=config.LANGUAGES,
+                         help="language of student-facing texts (default: course.toml's)")
+        sub.add_argument("--course", type=Path, help=f"course file (default: {config.DEFAULT_PATH})")
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    out, err = _console(), Console(stderr=True)
+    try:
+        course = config.load(args.course)
+        lang = args.lang or course.language
+        if args.command == "grade":
+            return grade_command(args, course, lang, out, err)
+        return checks_command(args, course, lang, out)
+    except (UsageError, config.ConfigError) as error:
+        err.print(f"autograder: error: {error}", style="red", markup=False, highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.print("autograder: interrupted", style="red", markup=False)
+        return EXIT_INTERRUPTED
+
+
+def _console():
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=160)  # logs and pipes: wide enough that ids are not folded
+    return console
+
+
+def _assignment(course, name):
+    if name not in course.assignments:
+        raise UsageError(f"unknown assignment {name!r}; {course.path} defines: "
+                         f"{', '.join(course.assignments)}")
+    return course.assignments[name]
+
+
+# -- grade ------------------------------------------------------------------------------------
+def grade_command(args, course, lang, out, err):
+    assignment = _assignment(course, args.assignment)
+    checks = checks_for(assignment.name, course)
+    if not checks:
+        raise UsageError(f"assignment {assignment.name!r} has no checks yet")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} exists and is not a folder")
+    submissions = loader.discover(args.paths, assignment.name, assignment.notebook)
+    if not submissions:
+        raise UsageError(f"no submissions found under {', '.join(map(str, args.paths))}")
+    _make_names_unique(submissions)
+    for path in args.paths:
+        if not Path(path).exists():
+            err.print(f"warning: {path} does not exist; it is reported as a missing submission",
+                      style="yellow", markup=False, highlight=False)
+
+    started, clock = datetime.now(timezone.utc), time.monotonic()
+    results = []
+    columns = (TextColumn("grading {task.fields[student]:<16}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err) as progress:
+        task = progress.add_task("grading", total=len(submissions), student="")
+        for submission in submissions:
+            progress.update(task, student=submission.student)
+            result = _grade_one(submission, course, checks)
+            report.write_student(args.out, result, lang, assignment.title)
+            results.append(result)
+            progress.advance(task)
+        progress.update(task, student="done")
+    seconds = time.monotonic() - clock
+    timing = {"started": started.isoformat(timespec="seconds"),
+              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "seconds": round(seconds, 3), "seconds_per_submission": round(seconds / len(results), 3)}
+    report.write_batch(args.out, results, checks, assignment.name, lang, timing, assignment.title)
+
+    out.print(_score_table(results, assignment, lang))
+    for result in results:
+        print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {result.student}", flush=True)
+    out.print(f"Reports: {args.out}/<student>/feedback.md and results.json; "
+              f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}", markup=False, highlight=False)
+    faulted = [r.student for r in results if r.grader_errors]
+    if faulted:
+        err.print(f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "
+                  f"above and 'grader_errors' in {args.out / 'summary.json'})",
+                  style="red", markup=False, highlight=False)
+        return EXIT_GRADER_ERROR
+    return EXIT_OK
+
+
+def _grade_one(submission, course, checks):
+    """Grade one submission; a fault of the grader becomes that student's report."""
+    try:
+        return grading.grade(submission, course)
+    except Exception:  # noqa: BLE001 -- one broken submission must not stop the batch
+        print(f"grader error on {submission.student}:\n{traceback.format_exc()}", file=sys.stderr)
+        result = grading.SubmissionResult(submission.student, submission.assignment,
+                                          str(submission.path) if submission.path else None)
+        result.problems.append(GRADER_FAULT)
+        result.outcomes = [grading.Outcome(c, "error", 0.0, GRADER_FAULT) for c in checks]
+        return result
+
+
+def _make_names_unique(submissions):
+    seen = {}
+    for submission in submissions:
+        name = submission.student
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            submission.student = f"{name}-{seen[name]}"
+
+
+def _score_table(results, assignment, lang):
+    table = Table(title=f"{assignment.name}: {assignment.title}", title_justify="left")
+    table.add_column("student", overflow="fold")
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("failed checks", overflow="fold")
+    styles = {"full": "green", "partial": "yellow", "zero": "red", "not_graded": "red",
+              "grader_error": "bold red"}
+    for result in results:
+        status = report.status(result)
+        if status in ("not_graded", "grader_error") and result.problems:
+            failed = result.problems[-1][lang]
+        else:
+            failed = ", ".join(report.failed_ids(result))
+        table.add_row(result.student, f"{report.fmt(result.score)}/{report.fmt(result.max_score)}",
+                      f"[{styles[status]}]{status}[/]", failed.replace("[", r"\["))
+    return table
+
+
+# -- checks -----------------------------------------------------------------------------------
+def checks_command(args, course, lang, out):
+    if args.assignment:
+        names = [_assignment(course, args.assignment).name]
+    else:
+        names = list(dict.fromkeys([*course.assignments, *all_assignments()]))
+    for name in names:
+        checks = checks_for(name, course)
+        title = course.assignments[name].title if name in course.assignments else name
+        table = Table(title=f"{name}: {title}", title_justify="left",
+                      caption=f"{len(checks)} checks, {report.fmt(sum(c.points for c in checks))} points"
+                      if checks else "no checks yet", caption_justify="left")
+        table.add_column("id", no_wrap=True)
+        table.add_column("category", no_wrap=True)
+        table.add_column("points", justify="right", no_wrap=True)
+        table.add_column("target", overflow="fold")
+        table.add_column("title", overflow="fold")
+        for c in checks:
+            table.add_row(c.id, c.category, report.fmt(c.points), c.target,
+                          c.title[lang].replace("[", r"\["))
+        out.print(table)
+    return EXIT_OK
