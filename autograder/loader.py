@@ -53,12 +53,13 @@ def discover(paths, assignment, notebook_name=None):
 def _discover_folder(folder, assignment, notebook_name):
     if (folder / "submitted").is_dir():  # an nbgrader course root
         folder = folder / "submitted"
-    own = _pick_sources(folder, notebook_name)
     students = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if own and not students:  # a single student's repository or assignment folder
-        return [Submission(folder.name, assignment, own)]
-    found = [Submission(p.stem, assignment, p) for p in sorted(folder.iterdir())
-             if p.is_file() and p.suffix in SOURCE_SUFFIXES]
+    files = sorted(p for p in folder.iterdir()
+                   if p.is_file() and p.suffix in SOURCE_SUFFIXES and not p.name.startswith("."))
+    single = notebook_name and (folder / notebook_name).is_file() or len(files) == 1
+    if single and not students:  # one student's repository or assignment folder
+        return [Submission(folder.name, assignment, _pick_sources(folder, notebook_name))]
+    found = [Submission(p.stem, assignment, p) for p in files]
     for student in students:
         assignment_dir = student / assignment
         source = _pick_sources(assignment_dir, notebook_name) if assignment_dir.is_dir() else None
