@@ -1,0 +1,73 @@
+"""Grading one submission end to end: skips with reasons, one hanging check does not erase
+the others, load errors are reported, scores come only from the trusted side."""
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+import solutions.attention
+from autograder import config
+from autograder.grading import grade
+from autograder.loader import Submission
+
+REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()
+
+
+@pytest.fixture(scope="module")
+def fast_course(tmp_path_factory):
+    path = tmp_path_factory.mktemp("course") / "course.toml"
+    text = Path(config.DEFAULT_PATH).read_text().replace("check_timeout = 20", "check_timeout = 3")
+    path.write_text(text)
+    return config.load(path)
+
+
+def run(tmp_path, course, source, name="student"):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    result = grade(Submission(name, "attention", path), course)
+    return result, {o.check.id: o for o in result.outcomes}
+
+
+def test_missing_class_skips_its_checks_with_the_reason(tmp_path, fast_course):
+    source = REFERENCE.replace("class MultiHeadAttention", "class MultiHeadAttn")
+    result, by_id = run(tmp_path, fast_course, source)
+    assert by_id["mha.present"].status == "failed"
+    assert "MultiHeadAttention" in by_id["mha.present"].message["en"]
+    assert by_id["mha.shape"].status == "skipped" and "mha.construct" in by_id["mha.shape"].message["en"]
+    assert by_id["sdpa.numeric"].status == "passed"
+
+
+def test_a_hang_in_one_case_costs_only_the_checks_that_reach_it(tmp_path, fast_course):
+    hidden = fast_course.hidden.d_model
+    source = REFERENCE.replace(
+        "        b, tq, d = q.shape\n",
+        f"        b, tq, d = q.shape\n        while d == {hidden}:\n            pass\n")
+    result, by_id = run(tmp_path, fast_course, source)
+    assert by_id["mha.hidden_config"].status == "failed"
+    assert "Time limit" in by_id["mha.hidden_config"].message["en"]
+    assert by_id["mha.numeric"].status == "passed" and by_id["mha.masking"].status == "passed"
+    assert result.score == result.max_score - by_id["mha.hidden_config"].check.points
+
+
+def test_crash_at_load_is_reported_for_every_check(tmp_path, fast_course):
+    result, by_id = run(tmp_path, fast_course, "import os\nos._exit(1)\n" + REFERENCE.replace(
+        "import math", "import math\nclass _Boom:\n    os._exit(1)", 1))
+    assert result.score == 0
+    assert all(o.status == "skipped" for o in result.outcomes)
+    assert "stopped abruptly" in by_id["sdpa.present"].message["en"]
+
+
+def test_definition_errors_are_listed_as_problems(tmp_path, fast_course):
+    source = REFERENCE + "\nimport no_such_module_here\n"
+    result, _ = run(tmp_path, fast_course, source)
+    assert result.score == result.max_score
+    assert any("no_such_module_here" in p["en"] for p in result.problems)
+
+
+def test_printing_fake_scores_changes_nothing(tmp_path, fast_course):
+    source = REFERENCE.replace(
+        "    d_k = q.size(-1)\n",
+        "    print('Points 100/100', '{\"score\": 100}')\n    d_k = q.size(-1)\n    q = q * 0\n")
+    result, by_id = run(tmp_path, fast_course, source)
+    assert by_id["sdpa.numeric"].status == "failed" and result.score < result.max_score
