@@ -1,20 +1,22 @@
-"""Start the untrusted worker in its own process, with limits, and talk to it.
+"""Start untrusted workers (forked from a pre-loaded zygote, isolated) and talk to them.
 
 Everything that comes back is treated as hostile: a reply that is late,
 malformed, too large or missing is the submission's error (``WorkerFailure``),
 never the grader's.
 """
 
+import json
 import os
-import resource
 import selectors
-import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+import shutil
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy
@@ -22,9 +24,10 @@ import torch
 
 from autograder.sandbox import wire
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
 MAX_REPLY_BYTES = 64 * 1024 * 1024
-MAX_LOG_BYTES = 1024 * 1024
+OUTPUT_TAIL_BYTES = 8 * 1024
+UID_BASE = 61000  # one dedicated unprivileged uid per concurrent worker: 61000, 61001, ...
 
 
 class WorkerFailure(Exception):
@@ -32,7 +35,7 @@ class WorkerFailure(Exception):
 
     def __init__(self, kind, detail=""):
         super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind  # "timeout", "crashed", "bad_reply"
+        self.kind = kind  # "timeout", "crashed", "bad_reply", "gave_up", "load_*", "sandbox"
         self.detail = detail
 
 
@@ -52,10 +55,16 @@ class Limits:
     cpu_seconds: int = 300
     open_files: int = 64
     file_bytes: int = 16 * 1024**2
+    processes: int = 32
+
+    def as_rlimits(self):
+        return {"RLIMIT_AS": self.memory_bytes, "RLIMIT_CPU": self.cpu_seconds,
+                "RLIMIT_NOFILE": self.open_files, "RLIMIT_FSIZE": self.file_bytes,
+                "RLIMIT_NPROC": self.processes, "RLIMIT_CORE": 0}
 
 
 def _site_dirs():
-    """The folders torch and numpy live in; the worker gets these and nothing else."""
+    """The folders torch and numpy live in; the workers get these and nothing else."""
     dirs = []
     for module in (torch, numpy):
         folder = str(Path(module.__file__).resolve().parent.parent)
@@ -64,48 +73,138 @@ def _site_dirs():
     return dirs
 
 
-def _apply_limits(limits):
-    def preexec():
-        os.setsid()
-        for name, value in (
-            (resource.RLIMIT_AS, limits.memory_bytes),
-            (resource.RLIMIT_CPU, limits.cpu_seconds),
-            (resource.RLIMIT_NOFILE, limits.open_files),
-            (resource.RLIMIT_FSIZE, limits.file_bytes),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            soft, hard = resource.getrlimit(name)
-            new = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(name, (new, new if name != resource.RLIMIT_CPU else hard))
-    return preexec
+def kit_paths():
+    """What a worker must never see: the grader, the reference and the course files."""
+    import autograder
+    import solutions
+
+    kit = Path(autograder.__file__).resolve().parent
+    paths = {kit, Path(solutions.__file__).resolve().parent}
+    if (kit.parent / "course.toml").exists() or (kit.parent / "pyproject.toml").exists():
+        paths.add(kit.parent)  # a source checkout: hide all of it (hidden tests, course.toml)
+    return sorted(str(p) for p in paths)
 
 
-class WorkerProcess:
-    """One worker: a fresh interpreter in a scratch directory that is deleted afterwards."""
+def python_paths():
+    """What a worker needs to read: the interpreter's installation and torch's."""
+    paths = {sys.prefix, sys.base_prefix, *_site_dirs()}
+    return sorted({str(Path(p).resolve()) for p in paths})
 
-    def __init__(self, limits=Limits()):
-        self.limits = limits
-        self.scratch = Path(tempfile.mkdtemp(prefix="autograder-worker-"))
-        to_worker_r, self._to_worker = os.pipe()
-        self._from_worker, from_worker_w = os.pipe()
-        log = open(self.scratch / "output.log", "wb")
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "OMP_NUM_THREADS": "1",
-               "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+
+class Zygote:
+    """A process that imported torch once and forks an isolated worker per request."""
+
+    def __init__(self, hide=()):
+        self._lock = threading.Lock()
+        self._scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        settings = {"namespaces": True, "uid_base": UID_BASE, "limits": {},
+                    "hide": [*kit_paths(), *hide], "keep": python_paths(),
+                    "fallback_scratch": str(self._scratch_root / "probe")}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(WORKER_SCRIPT), str(to_worker_r), str(from_worker_w),
-             *_site_dirs()],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            cwd=self.scratch, env=env, pass_fds=(to_worker_r, from_worker_w),
-            preexec_fn=_apply_limits(limits),
-        )
-        log.close()
-        os.close(to_worker_r)
-        os.close(from_worker_w)
+            [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), str(theirs.fileno()),
+             json.dumps(settings), *_site_dirs()],
+            stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), cwd=self._scratch_root,
+            env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"},
+            start_new_session=True)
+        theirs.close()
+        self._control.settimeout(120)
+        try:
+            ready = json.loads(self._control.recv(1 << 16) or b"{}")
+        except (socket.timeout, json.JSONDecodeError):
+            ready = {}
+        if not ready.get("ready"):
+            self.close()
+            raise RuntimeError("the sandbox zygote did not start")
+        self.isolation = ready["isolation"]  # "namespaces+uid" or "rlimits-only"
+        self.reason = ready.get("reason")
+
+    def spawn(self, limits, slot=0):
+        """A new isolated worker, as a connection to talk to."""
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        output_r, output_w = os.pipe()
+        scratch = None
+        if self.isolation != "namespaces+uid":
+            scratch = tempfile.mkdtemp(prefix="worker-", dir=self._scratch_root)
+        request = {"slot": slot, "limits": limits.as_rlimits(), "scratch": scratch}
+        try:
+            with self._lock:
+                socket.send_fds(self._control, [json.dumps(request).encode()],
+                                [to_worker_r, from_worker_w, output_w])
+                reply = json.loads(self._control.recv(1 << 16) or b"{}")
+        except (OSError, json.JSONDecodeError) as error:
+            reply = {"error": str(error)}
+        finally:
+            for fd in (to_worker_r, from_worker_w, output_w):
+                os.close(fd)
+        if "pid" not in reply:
+            for fd in (to_worker_w, from_worker_r, output_r):
+                os.close(fd)
+            raise WorkerFailure("sandbox", reply.get("error", "the zygote did not answer"))
+        return WorkerConnection(int(reply["pid"]), to_worker_w, from_worker_r, output_r, scratch)
+
+    def close(self):
+        try:
+            self._control.close()
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
+            shutil.rmtree(self._scratch_root, ignore_errors=True)
+
+
+_zygote = None
+_zygote_lock = threading.Lock()
+
+
+def shared_zygote():
+    """The process-wide zygote, started on first use."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is None or _zygote.process.poll() is not None:
+            _zygote = Zygote()
+        return _zygote
+
+
+class _OutputTail(threading.Thread):
+    """Drains what the worker prints (a flood cannot block it) and keeps only the end."""
+
+    def __init__(self, fd):
+        super().__init__(daemon=True)
+        self.fd, self.tail, self.total = fd, b"", 0
+
+    def run(self):
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                self.total += len(chunk)
+                self.tail = (self.tail + chunk)[-OUTPUT_TAIL_BYTES:]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+
+class WorkerConnection:
+    """The grader's end of one worker's pipes."""
+
+    def __init__(self, pid, to_worker, from_worker, output_fd, scratch=None):
+        self.pid, self._to_worker, self._from_worker = pid, to_worker, from_worker
+        self._scratch = scratch
+        self._output = _OutputTail(output_fd)
+        self._output.start()
         self._buffer = b""
+        self._closed = False
 
     @property
     def alive(self):
-        return self.process.poll() is None
+        if self._closed:
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
 
     def request(self, message, timeout, on_callback=None):
         """Send one request and wait for its reply, answering callbacks meanwhile."""
@@ -164,38 +263,31 @@ class WorkerProcess:
         return data
 
     def _exit_description(self):
-        try:
-            code = self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            return "stopped answering"
-        if code < 0:
-            try:
-                return f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exited with status {code}"
+        self._output.join(timeout=1)
+        tail = self._output.tail.decode("utf-8", "replace").strip().splitlines()
+        last = tail[-1][:200] if tail else ""
+        if "sandbox setup failed" in last:
+            return last
+        return "the process ended" + (f"; last output: {last}" if last else "")
 
     def output_tail(self, limit=4000):
         """The last of what the student's code printed (for the report)."""
-        try:
-            with open(self.scratch / "output.log", "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                size = handle.tell()
-                handle.seek(max(0, size - limit))
-                return handle.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return self._output.tail[-limit:].decode("utf-8", "replace")
 
     def close(self):
+        if self._closed:
+            return
+        self._closed = True
         for fd in (self._to_worker, self._from_worker):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        if self.process.poll() is None:
+        for kill in (os.killpg, os.kill):  # its session, or its PID namespace, goes with it
             try:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
-                self.process.kill()
-        self.process.wait()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+                pass
+        self._output.join(timeout=2)
+        if self._scratch:
+            shutil.rmtree(self._scratch, ignore_errors=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder.sandbox import wire
-from autograder.sandbox.process import Limits, StudentError, WorkerFailure, WorkerProcess
+from autograder.sandbox.process import Limits, StudentError, WorkerFailure, shared_zygote
 
 __all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure"]
 
@@ -32,7 +32,7 @@ class RemoteObject:
 
 class Session:
     def __init__(self, chunks, names, reference, limits=Limits(), startup_timeout=60.0,
-                 request_timeout=20.0, max_restarts=3):
+                 request_timeout=20.0, max_restarts=3, zygote=None, slot=0):
         self.chunks = chunks
         self.names = list(names)
         self.reference = reference
@@ -40,6 +40,8 @@ class Session:
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
         self.max_restarts = max_restarts
+        self.zygote = zygote
+        self.slot = slot
         self.worker = None
         self.starts = 0
         self.load_info = None
@@ -58,7 +60,8 @@ class Session:
         if self.starts > self.max_restarts:
             raise WorkerFailure("gave_up", f"the worker failed {self.starts} times")
         self.starts += 1
-        self.worker = WorkerProcess(self.limits)
+        self.zygote = self.zygote or shared_zygote()
+        self.worker = self.zygote.spawn(self.limits, self.slot)
         try:
             info = self.worker.request(
                 {"op": "load", "chunks": self.chunks, "names": self.names},
