@@ -24,6 +24,7 @@ import wire  # noqa: E402
 
 STUDENT_FILE_PREFIX = "<student "
 MAX_MESSAGE = 2000
+_get = object.__getattribute__  # a student's __getattr__ / properties cannot intercept this
 
 
 class Channel:
@@ -80,6 +81,30 @@ def describe_exception(error):
             label = frame.filename[len(STUDENT_FILE_PREFIX):-1]
             frames.append(f"{label}, line {frame.lineno}, in {frame.name}")
     return {"type": type(error).__name__, "message": message, "where": frames[-3:]}
+
+
+def _module_tree(root):
+    """Modules and parameters read from nn.Module's own dictionaries, not from methods a
+    submission could override (a ``parameters()`` that lies changes nothing here).
+    Returns (path, module) pairs, parameters counted once, and every alias of each."""
+    modules, params, aliases, seen_params = [], [], [], set()
+    stack = [("", root, frozenset())]
+    while stack and len(modules) < 10_000:
+        path, module, ancestors = stack.pop()
+        modules.append((path, module))
+        prefix = path + "." if path else ""
+        for name, param in _get(module, "_parameters").items():
+            if isinstance(param, torch.nn.Parameter):
+                shape = list(torch.Tensor.size(param))
+                aliases.append([prefix + name, shape])
+                if id(param) not in seen_params:
+                    seen_params.add(id(param))
+                    params.append([prefix + name, shape])
+        inner = ancestors | {id(module)}
+        children = [(prefix + name, child, inner) for name, child in _get(module, "_modules").items()
+                    if isinstance(child, torch.nn.Module) and id(child) not in inner]
+        stack.extend(reversed(children))
+    return modules, params, aliases
 
 
 def _resolve(root, path):
@@ -206,15 +231,13 @@ class Worker:
         if request.get("device"):
             obj.to(torch.device(request["device"]))
         self.objects[request["id"]] = obj
+        modules, params, aliases = _module_tree(obj)
         return {
-            "params": [[path, list(p.shape)] for path, p in obj.named_parameters()],
-            # every name a shared parameter or module is reachable by (l1 inside a Sequential too)
-            "aliases": [[path, list(p.shape)]
-                        for path, p in obj.named_parameters(remove_duplicate=False)],
-            "modules": [[path, type(m).__name__]
-                        for path, m in obj.named_modules(remove_duplicate=False) if path],
-            "proxies": [[path, m.proxy_handle] for path, m in obj.named_modules()
-                        if hasattr(m, "proxy_handle")],
+            "params": params,
+            "aliases": aliases,
+            "modules": [[path, type(m).__name__] for path, m in modules if path],
+            "proxies": [[path, _get(m, "proxy_handle")] for path, m in modules
+                        if type(m).__name__.startswith("Reference") and "proxy_handle" in _get(m, "__dict__")],
         }
 
     def op_set(self, request):
