@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from autograder import config, grading, loader, report
+from autograder import config, report
 from autograder.checks.registry import all_assignments, checks_for, text
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
@@ -65,11 +65,16 @@ def main(argv=None):
             return grade_command(args, course, lang, out, err)
         return checks_command(args, course, lang, out)
     except (UsageError, config.ConfigError) as error:
-        err.print(f"autograder: error: {error}", style="red", markup=False, highlight=False)
+        _say(err, f"autograder: error: {error}", "red")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err.print("autograder: interrupted", style="red", markup=False)
+        _say(err, "autograder: interrupted", "red")
         return EXIT_INTERRUPTED
+
+
+def _say(console, message, style=None):
+    """A plain message: no markup, no highlighting, not wrapped (logs get grepped)."""
+    console.print(message, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 def _console():
@@ -89,6 +94,8 @@ def _assignment(course, name):
 # -- grade ------------------------------------------------------------------------------------
 def grade_command(args, course, lang, out, err):
     assignment = _assignment(course, args.assignment)
+    from autograder import grading, loader  # torch and nbformat: not needed for usage errors
+
     checks = checks_for(assignment.name, course)
     if not checks:
         raise UsageError(f"assignment {assignment.name!r} has no checks yet")
@@ -100,8 +107,7 @@ def grade_command(args, course, lang, out, err):
     _make_names_unique(submissions)
     for path in args.paths:
         if not Path(path).exists():
-            err.print(f"warning: {path} does not exist; it is reported as a missing submission",
-                      style="yellow", markup=False, highlight=False)
+            _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
 
     started, clock = datetime.now(timezone.utc), time.monotonic()
     results = []
@@ -120,24 +126,26 @@ def grade_command(args, course, lang, out, err):
     timing = {"started": started.isoformat(timespec="seconds"),
               "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "seconds": round(seconds, 3), "seconds_per_submission": round(seconds / len(results), 3)}
-    report.write_batch(args.out, results, checks, assignment.name, lang, timing, assignment.title)
+    sandbox = _isolation()
+    report.write_batch(args.out, results, checks, assignment.name, lang, timing, assignment.title, sandbox)
 
     out.print(_score_table(results, assignment, lang))
     for result in results:
         print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {result.student}", flush=True)
-    out.print(f"Reports: {args.out}/<student>/feedback.md and results.json; "
-              f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}", markup=False, highlight=False)
+    _say(out, f"Reports: {args.out}/<student>/feedback.md and results.json; "
+              f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}")
     faulted = [r.student for r in results if r.grader_errors]
     if faulted:
-        err.print(f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "
-                  f"above and 'grader_errors' in {args.out / 'summary.json'})",
-                  style="red", markup=False, highlight=False)
+        _say(err, f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "
+                  f"above and 'grader_errors' in {args.out / 'summary.json'})", "red")
         return EXIT_GRADER_ERROR
     return EXIT_OK
 
 
 def _grade_one(submission, course, checks):
     """Grade one submission; a fault of the grader becomes that student's report."""
+    from autograder import grading
+
     try:
         return grading.grade(submission, course)
     except Exception:  # noqa: BLE001 -- one broken submission must not stop the batch
@@ -147,6 +155,18 @@ def _grade_one(submission, course, checks):
         result.problems.append(GRADER_FAULT)
         result.outcomes = [grading.Outcome(c, "error", 0.0, GRADER_FAULT) for c in checks]
         return result
+
+
+def _isolation():
+    """The isolation the workers of this run had, as the sandbox's zygote reported it."""
+    from autograder.sandbox import process
+
+    zygote = getattr(process, "_zygote", None)  # None when no submission got as far as a worker
+    isolation = getattr(zygote, "isolation", None)
+    if not isolation:
+        return "none (no student code ran)"
+    reason = getattr(zygote, "reason", None)
+    return f"{isolation} ({reason})" if reason else isolation
 
 
 def _make_names_unique(submissions):

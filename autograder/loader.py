@@ -177,9 +177,20 @@ def add_definitions(source, origin, loaded):
 def _is_definition(node):
     if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
         return not _imports_grader(node)
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        return node.value is not None and _is_simple(node.value)
+    if isinstance(node, ast.Assign):
+        return all(map(_binds_names_only, node.targets)) and _is_simple(node.value)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Name) and node.value is not None and _is_simple(node.value)
     return False
+
+
+def _binds_names_only(target):
+    """``x = ...`` or ``a, b = ...``; not ``x[0] = ...`` or ``x.y = ...`` (they need ``x``)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(map(_binds_names_only, target.elts))
+    if isinstance(target, ast.Starred):
+        return _binds_names_only(target.value)
+    return isinstance(target, ast.Name)
 
 
 def _imports_grader(node):

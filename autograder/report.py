@@ -15,8 +15,8 @@ import re
 import tempfile
 from pathlib import Path
 
-# How student code is isolated (see autograder/sandbox/process.py); recorded in summary.json.
-SANDBOX = "subprocess+rlimits"
+# summary.json's "sandbox" when the caller does not say how student code was isolated.
+SANDBOX = "unknown"
 
 WORDS = {
     "id": {
@@ -181,12 +181,12 @@ def write_student(out_dir, result, lang, title=None):
 
 
 # -- per batch --------------------------------------------------------------------------------
-def write_batch(out_dir, results, checks, assignment, lang, timing, title=None):
+def write_batch(out_dir, results, checks, assignment, lang, timing, title=None, sandbox=SANDBOX):
     """Write OUT/gradebook.csv and OUT/summary.json for one graded batch."""
     out_dir = Path(out_dir)
     write_atomic(out_dir / "gradebook.csv", gradebook_csv(results, checks, assignment))
     write_atomic(out_dir / "summary.json", json.dumps(
-        summary(results, checks, assignment, lang, timing, title), ensure_ascii=False, indent=2) + "\n")
+        summary(results, checks, assignment, lang, timing, title, sandbox), ensure_ascii=False, indent=2) + "\n")
 
 
 def gradebook_csv(results, checks, assignment):
@@ -200,14 +200,14 @@ def gradebook_csv(results, checks, assignment):
     return buffer.getvalue()
 
 
-def summary(results, checks, assignment, lang, timing, title=None):
+def summary(results, checks, assignment, lang, timing, title=None, sandbox=SANDBOX):
     """The instructor's view of a batch (never given to students)."""
     statuses = [status(r) for r in results]
     return {
         "assignment": assignment,
         "title": title or assignment,
         "language": lang,
-        "sandbox": SANDBOX,
+        "sandbox": sandbox,
         "max_score": sum(c.points for c in checks),
         "checks": [c.id for c in checks],
         "counts": {"students": len(results),

@@ -287,13 +287,15 @@ def causal_present(ctx):
        title=text("Bentuk (t, t)", "Shape (t, t)"), hint=HINT_CAUSAL)
 def causal_shape(ctx):
     for t in (4, ctx.hidden.length):
-        ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
+        mask = ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
+        ctx.expect_nontrivial(mask.double())
 
 
 @check("causal.dtype", assignment=A, target=CAUSAL, category="dtype", points=1, needs=("causal.present",),
        title=text("Bertipe bool", "Has dtype bool"), hint=HINT_CAUSAL)
 def causal_dtype(ctx):
-    ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", dtype=torch.bool)
+    mask = ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", dtype=torch.bool)
+    ctx.expect_nontrivial(mask.double())
 
 
 @check("causal.convention", assignment=A, target=CAUSAL, category="mask_convention", points=1,

@@ -5,6 +5,7 @@ malformed, too large or missing is the submission's error (``WorkerFailure``),
 never the grader's.
 """
 
+import atexit
 import json
 import os
 import selectors
@@ -164,6 +165,7 @@ def shared_zygote():
     with _zygote_lock:
         if _zygote is None or _zygote.process.poll() is not None:
             _zygote = Zygote()
+            atexit.register(_zygote.close)
         return _zygote
 
 

@@ -1,0 +1,141 @@
+"""Hostile submissions, graded in one batch with a correct one: no undeserved points, no
+crash, no hang past the limits, nothing written or reached outside the worker."""
+
+import inspect
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import solutions.attention
+from autograder import config
+from autograder.grading import grade
+from autograder.loader import Submission
+from autograder.sandbox.process import UID_BASE
+
+HOSTILE = sorted((Path(__file__).parent / "hostile").glob("*.py"))
+FORGED_NAMES = ("results.json", "gradebook.csv", "summary.json", "FORGED_BY_STUDENT")
+LISTENING_PORT = 47321
+CHECK_TIMEOUT, SUBMISSION_TIMEOUT = 2, 20
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    text = Path(config.DEFAULT_PATH).read_text()
+    for key, value in (("check_timeout = 20", f"check_timeout = {CHECK_TIMEOUT}"),
+                       ("submission_timeout = 300", f"submission_timeout = {SUBMISSION_TIMEOUT}"),
+                       ("startup_timeout = 60", "startup_timeout = 10"),
+                       ("max_restarts = 3", "max_restarts = 2")):
+        assert key in text
+        text = text.replace(key, value)
+    path = tmp_path_factory.mktemp("course") / "course.toml"
+    path.write_text(text)
+    return config.load(path)
+
+
+def places_a_forger_would_write():
+    here = Path.cwd()
+    return {here, here.parent, here.parent.parent, Path("/tmp"), Path.home(), Path(__file__).parent,
+            Path(__file__).parent / "hostile", Path(config.DEFAULT_PATH).parent}
+
+
+def sandbox_processes():
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uid = int(next(l for l in status.read_text().splitlines() if l.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            continue
+        if UID_BASE <= uid < UID_BASE + 64:
+            found.append(status.parent.name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def batch(course, tmp_path_factory):
+    """Grade every hostile file, then the reference, in one process (one zygote)."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", LISTENING_PORT))
+    listener.listen()
+    listener.settimeout(0.2)
+    contacts = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                contacts.append(listener.accept())
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    before = {p: set(os.listdir(p)) for p in places_a_forger_would_write() if p.is_dir()}
+    results, times = {}, {}
+    submissions = [(path.stem, path) for path in HOSTILE]
+    correct = tmp_path_factory.mktemp("correct") / "correct.py"
+    correct.write_text(Path(inspect.getfile(solutions.attention)).read_text())
+    submissions.append(("correct", correct))
+    for name, path in submissions:
+        started = time.monotonic()
+        results[name] = grade(Submission(name, "attention", path), course)
+        times[name] = time.monotonic() - started
+    stop.set()
+    thread.join()
+    listener.close()
+    after = {p: set(os.listdir(p)) for p in before}
+    return {"results": results, "times": times, "contacts": contacts,
+            "new_files": {p: after[p] - before[p] for p in before}}
+
+
+@pytest.mark.parametrize("name", [p.stem for p in HOSTILE])
+def test_no_undeserved_points_and_no_hang(batch, name):
+    result = batch["results"][name]
+    earned = [o.check.id for o in result.outcomes if o.score > 0 and not o.check.id.endswith(".present")]
+    assert earned == [], f"{name} earned points on {earned}"
+    assert not result.grader_errors, [o.message for o in result.grader_errors]
+    assert batch["times"][name] < SUBMISSION_TIMEOUT + 15 + CHECK_TIMEOUT * 3
+
+
+def test_the_correct_submission_in_the_same_batch_gets_full_marks(batch):
+    result = batch["results"]["correct"]
+    assert result.score == result.max_score, [(o.check.id, o.message) for o in result.outcomes
+                                             if o.status != "passed"]
+
+
+def test_the_reference_was_never_reached(batch):
+    # steal_reference hands in the reference's answers if it can import or find it.
+    result = batch["results"]["steal_reference"]
+    assert [o.check.id for o in result.outcomes if o.status == "passed"] == ["sdpa.present", "causal.present",
+                                                                             "mha.present"]
+
+
+def test_nothing_was_written_outside_the_sandbox(batch):
+    forged = {str(p): sorted(n for n in names if n in FORGED_NAMES)
+              for p, names in batch["new_files"].items()}
+    assert all(not names for names in forged.values()), forged
+
+
+def test_no_connection_reached_the_host(batch):
+    assert batch["contacts"] == []
+
+
+def test_no_process_outlives_its_worker(batch):
+    deadline = time.monotonic() + 5
+    while sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert sandbox_processes() == []
+
+
+def test_failures_are_explained(batch):
+    results = batch["results"]
+    loop = {o.check.id: o for o in results["loop_in_forward"].outcomes}
+    assert "Time limit" in loop["sdpa.shape"].message["en"]
+    crash = {o.check.id: o for o in results["segfault"].outcomes}
+    assert "stopped abruptly" in crash["sdpa.shape"].message["en"]
+    hang = {o.check.id: o for o in results["loop_at_import"].outcomes}
+    assert "Loading your code exceeded the time limit" in hang["sdpa.present"].message["en"]
