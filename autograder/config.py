@@ -34,6 +34,7 @@ class Assignment:
     title: str
     notebook: str
     points: dict = field(default_factory=dict)  # check id -> points, overrides the registry
+    source_notebook: Path | None = None  # nbgrader source notebook, to spot deleted cells
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,11 @@ def parse(data, path=None):
                 isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
                 for v in points.values()):
             raise ConfigError(f"assignments.{name}.points must map check ids to numbers >= 0")
+        notebook = str(table.get("notebook", f"{name}.ipynb"))
+        source = Path(path).parent / "assignments" / "source" / name / notebook if path else None
         assignments[name] = Assignment(
-            name=name, title=str(table.get("title", name)),
-            notebook=str(table.get("notebook", f"{name}.ipynb")), points=dict(points))
+            name=name, title=str(table.get("title", name)), notebook=notebook,
+            points=dict(points), source_notebook=source if source and source.is_file() else None)
     if not assignments:
         raise ConfigError("course.toml defines no [assignments.<name>] table")
     return Course(

@@ -6,6 +6,8 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+import nbformat
+
 import solutions
 from autograder import loader
 from autograder.checks.context import Context
@@ -60,8 +62,19 @@ def grade(submission, course):
         result.problems.append(reason)
         result.outcomes = [Outcome(c, "skipped", 0.0, reason) for c in checks]
         return _finish(result, started)
-    return grade_loaded(loader.load(submission.path), submission.student, submission.assignment,
-                        course, source=str(submission.path), started=started)
+    loaded = loader.load(submission.path, expected_grade_ids(course, submission.assignment))
+    return grade_loaded(loaded, submission.student, submission.assignment, course,
+                        source=str(submission.path), started=started)
+
+
+def expected_grade_ids(course, assignment):
+    """The nbgrader cell ids of the assignment's source notebook (empty if there is none)."""
+    settings = course.assignments.get(assignment)
+    if settings is None or settings.source_notebook is None:
+        return ()
+    notebook = nbformat.read(settings.source_notebook, as_version=4)
+    return [cell.metadata.nbgrader["grade_id"] for cell in notebook.cells
+            if cell.metadata.get("nbgrader", {}).get("grade_id")]
 
 
 def grade_loaded(loaded, student, assignment, course, source=None, started=None):

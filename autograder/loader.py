@@ -78,8 +78,9 @@ def _pick_sources(folder, notebook_name):
     return scripts[0] if scripts else None
 
 
-def load(path):
-    """Read a notebook or a Python file into definition chunks."""
+def load(path, expected_cells=()):
+    """Read a notebook or a Python file into definition chunks. ``expected_cells`` are the
+    grade ids of the assignment's nbgrader cells, to report deleted ones."""
     loaded = LoadedCode()
     try:
         raw = Path(path).read_bytes()
@@ -92,11 +93,9 @@ def load(path):
         loaded.problems.append({"code": "too_large", "detail": f"{len(raw)} bytes"})
         return loaded
     if Path(path).suffix == ".ipynb":
-        cells = _notebook_cells(raw, loaded)
-    else:
-        cells = [("file", _decode(raw, loaded, "file"))]
-    for origin, source in cells:
-        add_definitions(source, origin, loaded)
+        notebook = _parse_notebook(raw, loaded)
+        return loaded if notebook is None else load_notebook(notebook, loaded, expected_cells)
+    add_definitions(_decode(raw, loaded, "file"), "file", loaded)
     return loaded
 
 
@@ -108,33 +107,63 @@ def _decode(raw, loaded, origin):
         return raw.decode("utf-8", errors="replace")
 
 
-def _notebook_cells(raw, loaded):
+def _parse_notebook(raw, loaded):
     text = _decode(raw, loaded, "notebook")
     try:
         json.loads(text)
-        notebook = nbformat.reads(text, as_version=4)
+        return nbformat.reads(text, as_version=4)
     except Exception as error:  # nbformat raises several kinds for a broken file
         loaded.fatal = True
         loaded.problems.append({"code": "bad_notebook", "detail": str(error)[:300]})
-        return []
-    cells = []
+        return None
+
+
+def load_notebook(notebook, loaded=None, expected_cells=()):
+    """Definition chunks of a parsed notebook (also used inside nbgrader's autograde)."""
+    loaded = loaded or LoadedCode()
+    _check_nbgrader_cells(notebook, loaded, expected_cells)
     code_number = 0
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
         code_number += 1
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade_id"):
-            loaded.nbgrader_cells[meta["grade_id"]] = cell
         if meta.get("grade") and not meta.get("solution"):
             continue  # an nbgrader test cell: the course's code, never the student's
         source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(source)
-        cells.append((f"cell {code_number}", source))
-    if not cells:
+        add_definitions("".join(source) if isinstance(source, list) else source,
+                        f"cell {code_number}", loaded)
+    if code_number == 0:
         loaded.problems.append({"code": "no_code", "detail": ""})
-    return cells
+    return loaded
+
+
+def _check_nbgrader_cells(notebook, loaded, expected_cells):
+    """Report duplicated, deleted and changed nbgrader cells. Grading never runs test-cell
+    code, so this is for the instructor's eyes; nbgrader's own checksums decide "changed"."""
+    from nbgrader.utils import compute_checksum
+
+    seen = []
+    for cell in notebook.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        if not grade_id:
+            continue
+        if grade_id in loaded.nbgrader_cells:
+            loaded.problems.append({"code": "duplicate_cell", "detail": grade_id})
+        loaded.nbgrader_cells[grade_id] = cell
+        seen.append(grade_id)
+        protected = (meta.get("locked") or meta.get("grade")) and not meta.get("solution")
+        if protected and meta.get("checksum"):
+            try:
+                changed = compute_checksum(cell) != meta["checksum"]
+            except Exception:  # metadata too broken to checksum is a change too
+                changed = True
+            if changed:
+                loaded.problems.append({"code": "changed_cell", "detail": grade_id})
+    missing = [grade_id for grade_id in expected_cells if grade_id not in seen]
+    if missing and seen:  # a notebook without any nbgrader cell is a plain notebook
+        loaded.problems.append({"code": "deleted_cell", "detail": ", ".join(missing)})
 
 
 def _strip_ipython(source):

@@ -15,6 +15,14 @@ LOAD_PROBLEMS = {
     "not_utf8": text("Sebagian teks bukan UTF-8 dan diganti", "Some text is not UTF-8 and was replaced"),
     "no_code": text("Notebook tidak berisi sel kode", "The notebook has no code cells"),
     "syntax_error": text("Sel dengan kesalahan sintaks dilewati", "A cell with a syntax error was skipped"),
+    "duplicate_cell": text("Sel nbgrader terduplikasi (jangan menyalin sel tugas)",
+                           "Duplicated nbgrader cell (do not copy assignment cells)"),
+    "deleted_cell": text("Sel nbgrader terhapus (kembalikan dari notebook asli)",
+                         "Deleted nbgrader cell(s) (restore them from the original notebook)"),
+    "changed_cell": text("Sel uji atau sel terkunci diubah (dicatat sebagai perusakan; kode sel uji "
+                         "tidak pernah dijalankan oleh autograder)",
+                         "A test or locked cell was changed (recorded as tampering; the autograder "
+                         "never runs test-cell code)"),
 }
 
 
