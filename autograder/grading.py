@@ -1,6 +1,7 @@
 """Grade one submission: load its code, run every check against a sandboxed worker,
 and turn the outcomes into scores. Pass/fail is decided here, in the trusted process."""
 
+import functools
 import sys
 import time
 import traceback
@@ -52,7 +53,8 @@ class SubmissionResult:
         return [o for o in self.outcomes if o.status == "error"]
 
 
-def grade(submission, course):
+def grade(submission, course, slot=0):
+    """Grade one submission; ``slot`` picks the sandbox uid (one per concurrent worker)."""
     started = time.monotonic()
     checks = checks_for(submission.assignment, course)
     result = SubmissionResult(submission.student, submission.assignment,
@@ -64,7 +66,14 @@ def grade(submission, course):
         return _finish(result, started)
     loaded = loader.load(submission.path, expected_grade_ids(course, submission.assignment))
     return grade_loaded(loaded, submission.student, submission.assignment, course,
-                        source=str(submission.path), started=started)
+                        source=str(submission.path), started=started, slot=slot)
+
+
+@functools.lru_cache(maxsize=32)
+def _grade_ids(path):
+    notebook = nbformat.read(path, as_version=4)
+    return tuple(cell.metadata.nbgrader["grade_id"] for cell in notebook.cells
+                 if cell.metadata.get("nbgrader", {}).get("grade_id"))
 
 
 def expected_grade_ids(course, assignment):
@@ -72,12 +81,10 @@ def expected_grade_ids(course, assignment):
     settings = course.assignments.get(assignment)
     if settings is None or settings.source_notebook is None:
         return ()
-    notebook = nbformat.read(settings.source_notebook, as_version=4)
-    return [cell.metadata.nbgrader["grade_id"] for cell in notebook.cells
-            if cell.metadata.get("nbgrader", {}).get("grade_id")]
+    return _grade_ids(settings.source_notebook)
 
 
-def grade_loaded(loaded, student, assignment, course, source=None, started=None):
+def grade_loaded(loaded, student, assignment, course, source=None, started=None, slot=0):
     """Grade code that the loader already extracted (from a file or a kernel's history)."""
     started = started or time.monotonic()
     checks = checks_for(assignment, course)
@@ -91,7 +98,7 @@ def grade_loaded(loaded, student, assignment, course, source=None, started=None)
         loaded.chunks, CONTRACT_NAMES, solutions,
         limits=Limits(memory_bytes=course.memory_mb * 1024 * 1024),
         startup_timeout=course.startup_timeout, request_timeout=course.check_timeout,
-        max_restarts=course.max_restarts)
+        max_restarts=course.max_restarts, slot=slot)
     try:
         result.outcomes = _run_checks(session, checks, course, started)
         if session.load_info:
