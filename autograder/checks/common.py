@@ -2,12 +2,15 @@
 
 import torch
 
-from autograder.checks.registry import fail, text
+from autograder.checks.registry import OUTPUT, fail, text
 
 
-def expect_present(ctx, name, kind, init_params=(), forward_params=(), defaults=()):
-    """``name`` exists, is a function / an nn.Module class, and accepts the contract's arguments
-    (those in ``defaults`` must be optional)."""
+def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords=(),
+                   forward_keywords=(), defaults=(), signature=""):
+    """``name`` exists, is a function / an nn.Module class, and accepts the contract's calls:
+    ``positional`` arguments by position and ``keywords`` by name (the grader passes nothing
+    else by name, so other parameter names are the student's choice); any further
+    parameter must be optional."""
     info = ctx.session.load_info["names"].get(name, {"kind": "missing"})
     if info["kind"] == "missing":
         fail(text(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya tidak error "
@@ -16,37 +19,32 @@ def expect_present(ctx, name, kind, init_params=(), forward_params=(), defaults=
                   "errors and that the name is spelled exactly."))
     if kind == "function" and info["kind"] != "function":
         fail(text(f"`{name}` harus berupa fungsi.", f"`{name}` must be a function."))
+    if kind == "module" and (info["kind"] != "class" or not info.get("is_module")):
+        fail(text(f"`{name}` harus berupa class turunan torch.nn.Module.",
+                  f"`{name}` must be a class derived from torch.nn.Module."))
+    calls = [(info.get("parameters"), positional, keywords, "")]
     if kind == "module":
-        if info["kind"] != "class" or not info.get("is_module"):
-            fail(text(f"`{name}` harus berupa class turunan torch.nn.Module.",
-                      f"`{name}` must be a class derived from torch.nn.Module."))
-    _expect_parameters(name, info.get("parameters"), init_params, "")
-    for optional in defaults:
-        declared = {p["name"]: p for p in info.get("parameters") or []}
-        if optional in declared and not declared[optional]["default"]:
-            fail(text(f"Argumen `{optional}` pada `{name}` harus punya nilai bawaan.",
-                      f"The argument `{optional}` of `{name}` must have a default value."))
-    if kind == "module":
-        _expect_parameters(name, info.get("forward"), forward_params, ".forward")
+        calls.append((info.get("forward"), forward_positional, forward_keywords, ".forward"))
+    for declared, count, names, suffix in calls:
+        if declared is not None and not _accepts(declared, count, names, defaults):
+            found = ", ".join(p["name"] for p in declared)
+            fail(text(f"`{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
+                      f"`{name}{suffix}({found})` does not match the contract: {signature}."))
 
 
-def _expect_parameters(name, declared, required, suffix):
-    if declared is None or not required:
-        return
-    names = [p["name"] for p in declared]
-    takes_kwargs = any(p["kind"] == "VAR_KEYWORD" for p in declared)
-    takes_args = any(p["kind"] == "VAR_POSITIONAL" for p in declared)
+def _accepts(declared, count, keywords, defaults):
+    kinds = {p["kind"] for p in declared}
     positional = [p for p in declared if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
-    wanted = ", ".join(required)
-    ok = all(r in names or takes_kwargs for r in required) and (
-        len(positional) >= len(required) or takes_args)
-    required_without_default = [p["name"] for p in positional[len(required):]
-                                if not p["default"]] + [
-        p["name"] for p in declared if p["kind"] == "KEYWORD_ONLY" and not p["default"]]
-    if not ok or required_without_default:
-        fail(text(f"Tanda tangan `{name}{suffix}` harus menerima ({wanted}); "
-                  f"yang ditemukan: ({', '.join(names)}).",
-                  f"`{name}{suffix}` must accept ({wanted}); found ({', '.join(names)})."))
+    by_name = {p["name"]: p for p in declared if p["kind"] != "POSITIONAL_ONLY"}
+    if len(positional) < count and "VAR_POSITIONAL" not in kinds:
+        return False
+    for keyword in keywords:
+        if keyword not in by_name and "VAR_KEYWORD" not in kinds:
+            return False
+        if keyword in defaults and keyword in by_name and not by_name[keyword]["default"]:
+            return False
+    rest = positional[count:] + [p for p in declared if p["kind"] == "KEYWORD_ONLY"]
+    return all(p["default"] or p["name"] in keywords and p["name"] not in defaults for p in rest)
 
 
 def expect_param_count(ctx, obj, expected_shapes, label):
@@ -82,34 +80,84 @@ def first_output(ctx, result, what):
     return ctx.tensor(result, what)
 
 
-def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=(), skip=()):
-    """Every parameter (but those under the ``skip`` prefixes, graded on their own) and each
-    listed input receives a gradient from the output."""
+def _is_tensor(value):
+    return isinstance(value, torch.Tensor)
+
+
+def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
+    """Every parameter and each listed input receives a (finite) gradient from the output."""
     param_grads, input_grads = ctx.session.grad(target, cotangent, *args, **(kwargs or {}))
-    skip = tuple(prefix + "." for prefix in skip)
-    dead = [path for path, g in param_grads.items()
-            if (g is None or g != g) and not path.startswith(skip)]
+    dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
+    dead += [f"input {i + 1}" for i in inputs
+             if i >= len(input_grads) or not _is_tensor(input_grads[i]) or not input_grads[i].abs().sum() > 0]
     if dead:
         fail(text(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
                   "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
                   f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
                   "`torch.no_grad()`, `.data` or tensors rebuilt inside forward."))
-    for index in inputs:
+    grads = [g for g in (*param_grads.values(), *input_grads) if _is_tensor(g)]
+    if not all(bool(torch.isfinite(g).all()) for g in grads):
+        fail(text("Gradien berisi NaN atau inf (sering karena satu baris attention diblokir seluruhnya).",
+                  "Gradients contain NaN or inf (often because a whole attention row is blocked)."))
+
+
+def expect_gradients_consistent(ctx, obj, args, cotangent):
+    """The gradient that autograd delivers to each input equals how the output really changes
+    (a central finite difference, in float64). Independent of the wiring's numbers, so a
+    wiring bug is not penalised twice; a graph cut (``no_grad``, ``.detach()``, ``.data``)
+    anywhere makes them disagree. The block's own parameters must get gradients too."""
+    param_grads, input_grads = ctx.session.grad(obj, cotangent, *args)
+    cut = ctx.session.sublayers_called_without_grad(obj)  # read before the next request
+    dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
+    if dead:
+        fail(text(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
+                  "`torch.no_grad()` atau `.data` di forward blok.",
+                  f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
+                  "`torch.no_grad()` or `.data` in the block's forward."))
+
+    def loss(values):
+        return float((first_output(ctx, ctx.call(obj, *values), OUTPUT).double() * cotangent).sum())
+
+    # float32 (a dtype bug is the dtype check's business); the step and the tolerance are
+    # sized for float32 rounding, and a cut graph is off by far more than that.
+    step = 1e-2
+    for index, value in enumerate(args):
+        direction = ctx.randn(*value.shape, dtype=value.dtype)
+        plus, minus = list(args), list(args)
+        plus[index], minus[index] = value + step * direction, value - step * direction
+        expected = (loss(plus) - loss(minus)) / (2 * step)
         grad = input_grads[index] if index < len(input_grads) else None
-        if grad is None or grad != grad or grad == 0:
-            fail(text(f"Gradien tidak mengalir ke masukan ke-{index + 1}.",
-                      f"No gradient flows back to input number {index + 1}."))
+        got = float((grad.double() * direction).sum()) if _is_tensor(grad) else 0.0
+        if not abs(got - expected) <= 2e-2 + 2e-2 * abs(expected):
+            if cut:
+                fail(text(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
+                          "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
+                          "pernah belajar.",
+                          f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
+                          "`torch.no_grad()` or on detached inputs): they would never learn."))
+            fail(text(f"Gradien untuk masukan ke-{index + 1} tidak sesuai dengan perubahan keluaran "
+                      "yang sebenarnya: sebagian forward terputus dari graf komputasi "
+                      "(`torch.no_grad()`, `.detach()`, `.data`).",
+                      f"The gradient reaching input number {index + 1} does not match how the "
+                      "output really changes: part of forward is cut from the computation graph "
+                      "(`torch.no_grad()`, `.detach()`, `.data`)."))
 
 
 def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
     """Changing batch item 1 must not change the output of batch item 0."""
     kwargs = kwargs or {}
-    out = first_output(ctx, ctx.call(target, *args, **kwargs), "keluaran")
+    out = first_output(ctx, ctx.call(target, *args, **kwargs), OUTPUT)
     ctx.expect_nontrivial(out, *args)
+    again = first_output(ctx, ctx.call(target, *args, **kwargs), OUTPUT)
+    if again.shape != out.shape or not torch.equal(again, out):
+        fail(text("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
+                  "dropout masih aktif? Pakai nn.Dropout atau F.dropout(..., training=self.training).",
+                  "Two calls with the same input give different results in eval mode: is dropout "
+                  "still active? Use nn.Dropout or F.dropout(..., training=self.training)."))
     changed = [a.clone() for a in args]
     for index in vary:
         changed[index][1:] = ctx.randn(*changed[index][1:].shape, dtype=changed[index].dtype)
-    out2 = first_output(ctx, ctx.call(target, *changed, **kwargs), "keluaran")
+    out2 = first_output(ctx, ctx.call(target, *changed, **kwargs), OUTPUT)
     tol = ctx.tolerance("property")
     if out2.shape != out.shape or not torch.allclose(out2[0], out[0], rtol=tol.rtol, atol=tol.atol):
         fail(text("Keluaran item batch 0 berubah ketika hanya item batch lain yang diubah: "
@@ -138,6 +186,8 @@ def expect_inputs_untouched(ctx, target, args, kwargs=None):
 def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function=False):
     """Runs on the ``meta`` device: catches tensors created on a fixed device inside forward."""
     kwargs = kwargs or {}
+    cpu_target = target_name if function else ctx.new(target_name, *ctor_args)
+    ctx.call(cpu_target, *args, **kwargs)  # an error on the CPU too is not about devices
     meta_args = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
     meta_kwargs = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     try:

@@ -14,7 +14,9 @@ from autograder.sandbox.process import StudentError
 from autograder.sandbox.wire import Opaque, RemoteTensor
 
 
-SUBLAYERS = {"MultiHeadAttention": "class", "FeedForward": "class", "causal_mask": "function"}
+# Swapped for the reference in block checks; ``own`` blocks (the integration checks) keep
+# the student's versions of all three.
+SUBLAYERS = ("MultiHeadAttention", "FeedForward", "causal_mask")
 
 
 class Context:
@@ -70,10 +72,10 @@ class Context:
         missing, mismatched = self.session.set_params(obj, values)
         if missing:
             fail(text(
-                f"Atribut berikut tidak ditemukan pada {obj.name}: {', '.join(missing[:6])}. "
-                "Gunakan nama atribut persis seperti di spesifikasi tugas.",
-                f"{obj.name} has no attribute(s): {', '.join(missing[:6])}. "
-                "Use exactly the attribute names given in the assignment."))
+                f"Parameter berikut tidak ada pada {obj.name}: {', '.join(missing[:6])}. Gunakan "
+                "nama atribut persis seperti di spesifikasi tugas (dan bias=True pada nn.Linear).",
+                f"{obj.name} lacks the parameter(s): {', '.join(missing[:6])}. Use exactly the "
+                "attribute names given in the assignment (and bias=True in nn.Linear)."))
         if mismatched:
             details = ", ".join(f"{p} {tuple(s)}" for p, s in mismatched[:6])
             fail(text(f"Bentuk parameter tidak sesuai: {details}.",
@@ -82,8 +84,8 @@ class Context:
 
     def wired(self, name, *args, dtype=None, randomize_layernorm=True, **kwargs):
         """The student's block with the reference sub-layers (MultiHeadAttention, FeedForward,
-        causal_mask) swapped in, and the reference block holding the same weights: a bug in a
-        sub-layer is graded by that sub-layer's own checks, not again here."""
+        causal_mask) swapped in, and the reference block holding the same weights: a bug in a sub-layer is
+        graded by that sub-layer's own checks, not again here."""
         return self._block(name, args, kwargs, dtype, randomize_layernorm, SUBLAYERS)
 
     def own(self, name, *args, dtype=None, **kwargs):

@@ -7,9 +7,11 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
+    expect_batch_independent, expect_float64, expect_gradient_flow, expect_gradients_consistent,
+    expect_inputs_untouched,
     expect_param_count, expect_present, expect_runs_on_meta, first_output,
 )
+from autograder.checks.context import SUBLAYERS
 from autograder.checks.registry import OUTPUT, check, fail, text
 
 E = "encoder"
@@ -29,7 +31,7 @@ HINT_PE = text(
        title=text("Fungsi positional_encoding(length, d_model) ada",
                   "Function positional_encoding(length, d_model) exists"), hint=HINT_PE)
 def pe_present(ctx):
-    expect_present(ctx, PE, "function", ("length", "d_model"))
+    expect_present(ctx, PE, "function", 2, signature="positional_encoding(length, d_model)")
 
 
 @check("pe.shape", assignment=E, target=PE, category="shape", points=1, needs=("pe.present",),
@@ -112,7 +114,7 @@ def _ffn_variants(ref, x):
 @check("ffn.present", assignment=E, target=FFN, category="api", points=1,
        title=text("Class FeedForward(nn.Module) ada", "Class FeedForward(nn.Module) exists"), hint=HINT_FFN)
 def ffn_present(ctx):
-    expect_present(ctx, FFN, "module", ("d_model", "d_ff"), ("x",))
+    expect_present(ctx, FFN, "module", 2, 1, signature="FeedForward(d_model, d_ff); forward(x)")
 
 
 @check("ffn.construct", assignment=E, target=FFN, category="api", points=1, needs=("ffn.present",),
@@ -256,8 +258,9 @@ def block_output(ctx, obj, *args, **kwargs):
                  "`class EncoderBlock(nn.Module)` with `__init__(self, d_model, num_heads, d_ff, "
                  "prenorm=False)` and `forward(self, x, mask=None)`."))
 def enc_present(ctx):
-    expect_present(ctx, ENC, "module", ("d_model", "num_heads", "d_ff", "prenorm"), ("x", "mask"),
-                   defaults=("prenorm",))
+    expect_present(ctx, ENC, "module", 3, 1, keywords=("prenorm",), forward_keywords=("mask",),
+                   defaults=("prenorm", "mask"),
+                   signature="EncoderBlock(d_model, num_heads, d_ff, prenorm=False); forward(x, mask=None)")
 
 
 @check("enc.construct", assignment=E, target=ENC, category="api", points=1, needs=("enc.present",),
@@ -310,7 +313,7 @@ def enc_shape(ctx):
         obj, _ = ctx.wired(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
         out = ctx.tensor(ctx.call(obj, x), OUTPUT, shape=(2, 5, d))
         ctx.expect_nontrivial(out, x)
-    stacked = ctx.new(ENC, *enc_args(ctx.chapter), repeat=2)
+    stacked = ctx.new(ENC, *enc_args(ctx.chapter), repeat=2, proxies=SUBLAYERS)
     ctx.tensor(ctx.call(stacked, x), text("Keluaran dua blok bertumpuk", "The output of two stacked blocks"),
                shape=(2, 5, d))
 
@@ -509,8 +512,8 @@ def enc_hidden_config(ctx):
 def enc_gradient_flow(ctx):
     x = ctx.randn(2, 5, ctx.chapter.d_model)
     for prenorm in (False, True):
-        obj, _ = ctx.own(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
-        expect_gradient_flow(ctx, obj, (x,), ctx.randn(*x.shape), inputs=(0,), skip=("attn", "ffn"))
+        obj, _ = ctx.wired(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
+        expect_gradients_consistent(ctx, obj, (x,), ctx.randn(*x.shape))
 
 
 @check("enc.batch_independence", assignment=E, target=ENC, category="batch_independence", points=1,

@@ -7,6 +7,8 @@ sub-layers that were swapped into a student's block: those run here, in the
 trusted process.
 """
 
+import copy
+import inspect
 import itertools
 from dataclasses import dataclass, field
 
@@ -49,6 +51,9 @@ class Session:
         self.output_tail = ""
         self._ids = itertools.count(1)
         self._handles = {}
+        self._in_grad_request = False
+        self._calls = {}  # reference calls made for the worker, kept for their backward
+        self._calls_without_grad = set()  # proxy handles the last request ran outside autograd
 
     # -- lifecycle -------------------------------------------------------------
     def _ensure_worker(self):
@@ -87,6 +92,9 @@ class Session:
         self._drop_worker()
 
     def _request(self, message, timeout=None):
+        self._calls.clear()
+        self._calls_without_grad.clear()
+        self._in_grad_request = message.get("op") == "grad"
         try:
             self._ensure_worker()
             return self.worker.request(message, timeout or self.request_timeout, self._callback)
@@ -97,36 +105,76 @@ class Session:
     # -- reference sub-layers swapped into a student's block ----------------------
     def _callback(self, request):
         kind = request.get("kind")
+        if kind == "new":
+            args, kwargs = self._callback_arguments(request)
+            cls = getattr(self.reference, str(request.get("name")))
+            handle = len(self._handles) + 1
+            self._handles[handle] = _call_with_contract_arguments(cls, args, kwargs).eval()
+            return handle
+        if kind == "call":
+            return self._reference_call(request)
+        if kind == "func" and request.get("name") in ("causal_mask",):
+            args, kwargs = self._callback_arguments(request)
+            return _call_with_contract_arguments(self.reference.causal_mask, args, kwargs)
+        if kind == "vjp":
+            inputs, outputs = self._calls[int(request["call"])]
+            grads = wire.decode_value(request.get("grads"))
+            pairs = [(o, g) for o, g in zip(outputs, grads)
+                     if isinstance(g, torch.Tensor) and o.requires_grad and g.shape == o.shape]
+            wanted = [t for t in inputs if t.requires_grad]
+            found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g.to(o.dtype) for o, g in pairs],
+                                             allow_unused=True) if pairs and wanted else ())
+            return [next(found, None) if t.requires_grad else None for t in inputs]
+        raise ValueError(f"unknown callback {kind!r}")
+
+    @staticmethod
+    def _callback_arguments(request):
         args = wire.decode_value(request.get("args"))
         kwargs = wire.decode_value(request.get("kwargs"))
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             raise ValueError("bad callback arguments")
-        if kind == "new":
-            handle = len(self._handles) + 1
-            self._handles[handle] = getattr(self.reference, request["name"])(*args, **kwargs).eval()
-            return handle
-        if kind == "call":
-            module = self._handles[int(request["handle"])]
-            tensors = [a for a in args + list(kwargs.values()) if isinstance(a, torch.Tensor)]
-            if tensors and tensors[0].is_floating_point():
-                module.to(tensors[0].dtype)
-            with torch.no_grad():
-                return module(*args, **kwargs)
-        if kind == "func" and request.get("name") in ("causal_mask", "positional_encoding",
-                                                         "scaled_dot_product_attention"):
-            return getattr(self.reference, request["name"])(*args, **kwargs)
-        raise ValueError(f"unknown callback {kind!r}")
+        return args, kwargs
+
+    def _reference_call(self, request):
+        module = self._handles[int(request["handle"])]
+        args, kwargs = self._callback_arguments(request)
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        floats = [t for t in tensors if t.is_floating_point()]
+        dtype = floats[0].dtype if floats else None
+        if dtype is not None and next(module.parameters()).dtype != dtype:
+            module = copy.deepcopy(module).to(dtype)  # never change the trusted module itself
+        grad = bool(request.get("grad"))
+        if self._in_grad_request and not grad:
+            self._calls_without_grad.add(int(request["handle"]))
+        if grad:
+            args = [a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                    for a in args]
+            kwargs = {k: v.requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                      for k, v in kwargs.items()}
+        with torch.set_grad_enabled(grad):
+            outputs = _call_with_contract_arguments(module.forward, args, kwargs)
+        call = len(self._calls) + 1
+        listed = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        self._calls[call] = ([a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)], listed)
+        detached = [o.detach() for o in listed]
+        return {"call": call, "outputs": detached[0] if not isinstance(outputs, (tuple, list)) else detached}
+
+    def sublayers_called_without_grad(self, obj):
+        """Attribute paths of the swapped-in sub-layers that the last gradient request ran
+        under ``no_grad`` or on detached inputs."""
+        return sorted(path for path, handle in obj.proxies.items() if handle in self._calls_without_grad)
 
     def bind_proxies(self, obj, reference_module):
-        """Make each swapped-in sub-layer compute with the reference module's own sub-layer."""
+        """Make each swapped-in sub-layer compute with the reference module's own sub-layer,
+        unless the student built it with other sizes (e.g. a hard-coded number of heads)."""
         for path, handle in obj.proxies.items():
             try:
                 target = reference_module.get_submodule(path)
             except AttributeError:
                 continue  # stored under a name the contract does not know: the wiring check fails
             built = self._handles.get(handle)
-            if built is not None and _shapes(built) != _shapes(target):
-                continue  # built with other sizes than the contract's: keep the student's sizes
+            if built is not None and _configuration(built) != _configuration(target):
+                continue  # keep the instance built with the student's own sizes
             self._handles[handle] = target
 
     # -- operations ----------------------------------------------------------------
@@ -135,7 +183,7 @@ class Session:
         info = self._request({
             "op": "new", "id": object_id, "name": name,
             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
-            "proxies": proxies or {}, "dtype": dtype, "device": device, "repeat": repeat,
+            "proxies": list(proxies or ()), "dtype": dtype, "device": device, "repeat": repeat,
         })
         try:
             return RemoteObject(
@@ -160,7 +208,7 @@ class Session:
     def _target(target, proxies=None):
         if isinstance(target, RemoteObject):
             return {"obj": target.id}
-        return {"func": target, "proxies": proxies or {}}
+        return {"func": target, "proxies": list(proxies or ())}
 
     def call(self, target, *args, proxies=None, **kwargs):
         """Run a student function or module; returns (result, the inputs as they were after)."""
@@ -173,22 +221,37 @@ class Session:
             raise WorkerFailure("bad_reply", str(error)) from None
 
     def grad(self, target, cotangent, *args, **kwargs):
-        """Gradient norms of every parameter and input after backpropagating <cotangent, output>."""
+        """Gradients of every parameter and input after backpropagating <cotangent, output>:
+        ({path: tensor or None}, [tensor or None per argument])."""
         reply = self._request({"op": "grad", "target": self._target(target),
                                "cotangent": wire.encode_value(cotangent),
                                "args": wire.encode_value(list(args)),
                                "kwargs": wire.encode_value(kwargs)})
         try:
-            params = {str(p): (None if g is None else float(g))
-                      for p, g in reply["param_grads"].items()}
-            inputs = [None if g is None else float(g) for g in reply["input_grads"]]
-            return params, inputs
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise WorkerFailure("bad_reply", "malformed gradient report") from None
+            params = wire.decode_value(reply["param_grads"])
+            inputs = wire.decode_value(reply["input_grads"])
+        except (KeyError, TypeError, wire.WireError) as error:
+            raise WorkerFailure("bad_reply", str(error)) from None
+        if not isinstance(params, dict) or not isinstance(inputs, list):
+            raise WorkerFailure("bad_reply", "malformed gradient report")
+        return params, inputs
 
 
-def _shapes(module):
-    return [tuple(p.shape) for p in module.parameters()]
+def _configuration(module):
+    """What construction decided: parameter shapes and plain settings (e.g. num_heads)."""
+    settings = {k: v for k, v in vars(module).items()
+                if isinstance(v, (int, float, bool, str)) and k != "training"}
+    return [tuple(p.shape) for p in module.parameters()], settings
+
+
+def _call_with_contract_arguments(function, args, kwargs):
+    """Call a reference function with the arguments the contract names; a student's extra
+    optional arguments (dropout=..., device=...) are dropped."""
+    parameters = [p for p in inspect.signature(function).parameters.values()
+                  if p.name != "self" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in parameters]
+    kept = {k: v for k, v in kwargs.items() if k in names[len(args):]}
+    return function(*args[:len(names)], **kept)
 
 
 def _validate_load_info(info, names):

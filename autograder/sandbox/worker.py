@@ -114,6 +114,36 @@ def _resolve(root, path):
     return obj
 
 
+class _RemoteSublayer(torch.autograd.Function):
+    """A swapped-in reference sub-layer: the grader computes its forward and, when autograd
+    asks, its vector-Jacobian product, so gradients flow through the student's wiring."""
+
+    @staticmethod
+    def forward(ctx, channel, handle, layout, wants_grad, *tensors):
+        args, kwargs = _rebuild(layout, tensors)
+        reply = channel.callback({"kind": "call", "handle": handle, "grad": wants_grad,
+                                  "args": wire.encode_value(args), "kwargs": wire.encode_value(kwargs)})
+        ctx.channel, ctx.call = channel, reply["call"]
+        outputs = reply["outputs"]
+        ctx.single = isinstance(outputs, torch.Tensor)
+        return outputs if ctx.single else tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        reply = ctx.channel.callback({"kind": "vjp", "call": ctx.call, "grads": wire.encode_value(list(grads))})
+        return (None, None, None, None, *reply)
+
+
+def _rebuild(layout, tensors):
+    values = [tensors[item] if kind == "tensor" else item for kind, item in layout]
+    count = len(values) - len(layout.names)
+    return values[:count], dict(zip(layout.names, values[count:]))
+
+
+class _Layout(list):
+    names = ()
+
+
 def _make_proxy_class(channel, name):
     class ReferenceProxy(torch.nn.Module):
         """Stands in for a reference sub-layer; the grader computes its output."""
@@ -125,9 +155,17 @@ def _make_proxy_class(channel, name):
                  "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs)})
 
         def forward(self, *args, **kwargs):
-            return channel.callback(
-                {"kind": "call", "handle": self.proxy_handle,
-                 "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs)})
+            layout, tensors = _Layout(), []
+            layout.names = tuple(kwargs)
+            for value in (*args, *kwargs.values()):
+                if isinstance(value, torch.Tensor):
+                    layout.append(("tensor", len(tensors)))
+                    tensors.append(value)
+                else:
+                    layout.append(("value", value))
+            # grad mode is off inside Function.forward: decide here whether autograd is watching
+            wants_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+            return _RemoteSublayer.apply(channel, self.proxy_handle, layout, wants_grad, *tensors)
 
     ReferenceProxy.__name__ = ReferenceProxy.__qualname__ = f"Reference{name}"
     return ReferenceProxy
@@ -135,9 +173,11 @@ def _make_proxy_class(channel, name):
 
 def _make_proxy_function(channel, name):
     def reference_function(*args, **kwargs):
-        return channel.callback(
-            {"kind": "func", "name": name,
-             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs)})
+        placement = {k: kwargs.pop(k) for k in ("device", "dtype") if k in kwargs}
+        result = channel.callback({"kind": "func", "name": name, "args": wire.encode_value(list(args)),
+                                   "kwargs": wire.encode_value(kwargs)})
+        placement = {k: v for k, v in placement.items() if v is not None}
+        return result.to(**placement) if placement else result
 
     reference_function.__name__ = name
     return reference_function
@@ -206,15 +246,15 @@ class Worker:
         if key not in self.namespaces:
             namespace = {"__name__": "submission", "__builtins__": __builtins__}
             self._execute_chunks(namespace)
-            for name, kind in proxies.items():
-                factory = _make_proxy_class if kind == "class" else _make_proxy_function
-                namespace[name] = factory(self.channel, name)
+            for name in proxies:
+                is_class = isinstance(namespace.get(name), type) or name[:1].isupper()
+                namespace[name] = (_make_proxy_class if is_class else _make_proxy_function)(self.channel, name)
             self.namespaces[key] = namespace
         return self.namespaces[key]
 
     # -- objects -------------------------------------------------------------
     def op_new(self, request):
-        namespace = self._namespace(request.get("proxies", {}))
+        namespace = self._namespace(request.get("proxies", []))
         cls = namespace[request["name"]]
         args = wire.decode_value(request.get("args", []))
         kwargs = wire.decode_value(request.get("kwargs", {}))
@@ -251,6 +291,9 @@ class Worker:
                 except AttributeError:
                     missing.append(path)
                     continue
+                if target is None:  # e.g. nn.Linear(..., bias=False)
+                    missing.append(path)
+                    continue
                 if not isinstance(target, torch.Tensor) or target.shape != tensor.shape:
                     mismatched.append([path, list(getattr(target, "shape", []))])
                     continue
@@ -260,7 +303,7 @@ class Worker:
     def _target(self, target):
         if "obj" in target:
             return self.objects[target["obj"]]
-        return self._namespace(target.get("proxies", {}))[target["func"]]
+        return self._namespace(target.get("proxies", []))[target["func"]]
 
     def op_call(self, request):
         fn = self._target(request["target"])
@@ -271,7 +314,7 @@ class Worker:
         return {"result": wire.encode_value(result), "inputs_after": wire.encode_value(args)}
 
     def op_grad(self, request):
-        """Backpropagate <cotangent, first output>; report gradient norms only."""
+        """Backpropagate <cotangent, first output>; return the gradients that arrived."""
         fn = self._target(request["target"])
         args = wire.decode_value(request.get("args", []))
         kwargs = wire.decode_value(request.get("kwargs", {}))
@@ -283,15 +326,11 @@ class Worker:
             result = fn(*args, **kwargs)
             first = result[0] if isinstance(result, (tuple, list)) else result
             (first * cotangent).sum().backward()
-
-        def norm(grad):
-            return None if grad is None else float(grad.detach().abs().sum())
-
         params = {}
         if isinstance(fn, torch.nn.Module):
-            params = {path: norm(p.grad) for path, p in fn.named_parameters()}
-        inputs = [norm(a.grad) if isinstance(a, torch.Tensor) else None for a in args]
-        return {"param_grads": params, "input_grads": inputs}
+            params = {path: p.grad for path, p in fn.named_parameters()}
+        inputs = [a.grad if isinstance(a, torch.Tensor) else None for a in args]
+        return {"param_grads": wire.encode_value(params), "input_grads": wire.encode_value(inputs)}
 
     def op_ping(self, request):
         return {"pong": True}

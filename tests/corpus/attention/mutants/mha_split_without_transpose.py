@@ -1,0 +1,41 @@
+# corpus: mutant — heads split with view(B, H, T, d_k) directly (no transpose), merged back with view
+# expect-fail: mha.numeric, mha.hidden_config
+# expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.float64, mha.construct, mha.param_count, mha.shape, mha.rows_sum_to_one, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+import math
+
+import torch
+import torch.nn as nn
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def causal_mask(t):
+    return torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be divisible by num_heads")
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.wq = nn.Linear(d_model, d_model)
+        self.wk = nn.Linear(d_model, d_model)
+        self.wv = nn.Linear(d_model, d_model)
+        self.wo = nn.Linear(d_model, d_model)
+
+    def forward(self, q, k, v, mask=None):
+        B, Tq, D = q.shape
+        Tk = k.shape[1]
+        Q = self.wq(q).view(B, self.num_heads, Tq, self.d_k)
+        K = self.wk(k).view(B, self.num_heads, Tk, self.d_k)
+        V = self.wv(v).view(B, self.num_heads, Tk, self.d_k)
+        z, w = scaled_dot_product_attention(Q, K, V, mask)
+        return self.wo(z.contiguous().view(B, Tq, D)), w

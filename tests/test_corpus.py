@@ -1,0 +1,386 @@
+"""The submission corpus (tests/corpus, see its README): hand-written correct submissions must get
+full marks, one-bug mutants must lose the points of the check(s) that name their bug and keep the
+points their header says they keep.
+
+Every file is graded once per session, in a few long-lived grading processes that run in
+parallel (``CORPUS_JOBS``, default: the number of CPUs, at most 4); tests wait only for the files
+they look at. Meta-tests: the reference solution gets full marks, every registered check is failed
+by at least one mutant, and each assignment has a do-nothing submission that scores at most 10%.
+"""
+
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder import config
+from autograder.checks.registry import checks_for
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent / "corpus"
+SOLUTIONS = ROOT / "solutions"
+COURSE = config.load()
+ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder
+# Which reference modules a standalone submission of each assignment is assembled from.
+REFERENCE_PARTS = {"attention": ("attention",), "encoder": ("attention", "encoder"),
+                   "decoder": ("attention", "encoder", "decoder")}
+DO_NOTHING_BOUND = 0.10
+WAIT_SECONDS = 900
+
+
+# -- the corpus files and their headers --------------------------------------------------------
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    assignment: str
+    kind: str  # "correct" or "mutant"
+    description: str
+    expect_fail: tuple
+    expect_pass: tuple
+    messages: tuple  # (check id, substring of the English message)
+    max_fraction: float | None  # expect-score-at-most
+    header_problems: tuple
+
+    @property
+    def name(self):
+        return f"{self.assignment}/{self.path.parent.name}/{self.path.stem}"
+
+
+HEADER_KEYS = ("corpus", "expect-fail", "expect-pass", "expect-message", "expect-score-at-most")
+
+
+def parse_entry(path):
+    path = Path(path)
+    assignment, folder = path.parent.parent.name, path.parent.name
+    kind, description, problems = None, "", []
+    fail, keep, messages, bound = [], [], [], None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        match = re.match(r"#\s*([a-z-]+):\s*(.*)$", line)
+        if not match or match.group(1) not in HEADER_KEYS:
+            problems.append(f"unknown header line {line!r}")
+            continue
+        key, value = match.group(1), match.group(2).strip()
+        if key == "corpus":
+            parts = re.match(r"(correct|mutant)\b\s*[—–-]*\s*(.*)$", value)
+            if not parts:
+                problems.append(f"`# corpus:` must say correct or mutant, got {value!r}")
+                continue
+            kind, description = parts.group(1), parts.group(2)
+        elif key in ("expect-fail", "expect-pass"):
+            ids = [c.strip() for c in value.split(",") if c.strip()]
+            (fail if key == "expect-fail" else keep).extend(ids)
+        elif key == "expect-message":
+            check_id, _, substring = value.partition(":")
+            if not substring.strip():
+                problems.append(f"`# expect-message:` needs `check.id: text`, got {value!r}")
+            messages.append((check_id.strip(), substring.strip()))
+        else:
+            number = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", value)
+            if not number:
+                problems.append(f"`# expect-score-at-most:` needs a percentage, got {value!r}")
+            else:
+                bound = float(number.group(1)) / 100
+    expected_kind = {"correct": "correct", "mutants": "mutant"}.get(folder)
+    if kind is None:
+        problems.append("no `# corpus: correct|mutant — ...` line at the top")
+    elif kind != expected_kind:
+        problems.append(f"header says {kind!r} but the file is in {folder}/")
+    if kind == "mutant" and not fail and bound is None:
+        problems.append("a mutant must name at least one check in `# expect-fail:` "
+                        "(or bound its score with `# expect-score-at-most:`)")
+    if kind == "correct" and (fail or keep or messages or bound is not None):
+        problems.append("a correct submission must get full marks: no expect-* lines")
+    both = set(fail) & set(keep)
+    if both:
+        problems.append(f"checks both in expect-fail and expect-pass: {', '.join(sorted(both))}")
+    return Entry(path, assignment, kind or "?", description, tuple(fail), tuple(keep),
+                 tuple(messages), bound, tuple(problems))
+
+
+def corpus_entries():
+    return [parse_entry(p) for p in sorted(CORPUS.glob("*/*/*.py"))
+            if p.parent.name in ("correct", "mutants")]
+
+
+ENTRIES = corpus_entries()
+
+
+def check_ids(assignment):
+    return [c.id for c in checks_for(assignment, COURSE)]
+
+
+def unknown_ids(entry):
+    known = set(check_ids(entry.assignment))
+    named = list(entry.expect_fail) + list(entry.expect_pass) + [c for c, _ in entry.messages]
+    return sorted({c for c in named if c not in known})
+
+
+# -- the reference as a standalone submission ----------------------------------------------------
+def reference_source(assignment):
+    """solutions/<part>.py for every part the assignment needs, without the package imports."""
+    chunks = []
+    for part in REFERENCE_PARTS[assignment]:
+        source = (SOLUTIONS / f"{part}.py").read_text(encoding="utf-8")
+        chunks.append("\n".join(line for line in source.splitlines()
+                                if not line.startswith(("from solutions", "import solutions"))))
+    return "\n\n\n".join(chunks) + "\n"
+
+
+# -- grading, once per file, in parallel worker processes ---------------------------------------
+CHILD = r"""
+import json, sys, traceback
+from pathlib import Path
+from autograder import config
+from autograder.grading import grade
+from autograder.loader import Submission
+
+course = config.load()
+for line in sys.stdin:
+    assignment, path = json.loads(line)
+    try:
+        result = grade(Submission(Path(path).stem, assignment, Path(path)), course)
+        plain = {
+            "score": result.score, "max_score": result.max_score,
+            "problems": [p["en"] for p in result.problems],
+            "outcomes": {o.check.id: {"status": o.status, "score": o.score, "points": o.check.points,
+                                      "message": (o.message or {}).get("en", "")}
+                         for o in result.outcomes},
+        }
+    except BaseException:
+        plain = {"crash": traceback.format_exc()}
+    print(json.dumps([path, plain]), flush=True)
+"""
+
+
+class Grader:
+    """A few long-lived ``python -c CHILD`` processes, each grading one file at a time."""
+
+    def __init__(self, jobs, log_dir):
+        self.jobs = jobs
+        self.log_dir = log_dir
+        self.todo = queue.Queue()
+        self.results = {}
+        self.done = {}
+        self.lock = threading.Lock()
+        self.threads = []
+        self.processes = []
+
+    def submit(self, jobs):
+        """``jobs``: (assignment, path) pairs; each is graded once however often it is asked for."""
+        for assignment, path in jobs:
+            key = str(path)
+            with self.lock:
+                if key in self.done:
+                    continue
+                self.done[key] = threading.Event()
+            self.todo.put((assignment, key))
+        while len(self.threads) < self.jobs:
+            thread = threading.Thread(target=self._serve, args=(len(self.threads),), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _serve(self, number):
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUTF8": "1"}
+        with open(self.log_dir / f"grader-{number}.log", "wb") as log:
+            process = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, env=env, text=True,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+        self.processes.append(process)
+        while True:
+            assignment, key = self.todo.get()
+            if assignment is None:
+                break
+            try:
+                process.stdin.write(json.dumps([assignment, key]) + "\n")
+                process.stdin.flush()
+                answer = process.stdout.readline()
+                result = json.loads(answer)[1] if answer else {
+                    "crash": f"grading process ended (see {self.log_dir})"}
+            except (OSError, ValueError) as error:
+                result = {"crash": f"{type(error).__name__}: {error} (see {self.log_dir})"}
+            self.results[key] = result
+            self.done[key].set()
+
+    def result(self, assignment, path):
+        key = str(path)
+        self.submit([(assignment, path)])
+        if not self.done[key].wait(WAIT_SECONDS):
+            pytest.fail(f"grading {path} took longer than {WAIT_SECONDS} s")
+        result = self.results[key]
+        if "crash" in result:
+            pytest.fail(f"grading {path} crashed:\n{result['crash']}")
+        return result
+
+    def close(self):
+        for _ in self.threads:
+            self.todo.put((None, None))
+        for process in self.processes:
+            try:
+                process.stdin.close()
+                process.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+
+
+def _jobs():
+    if os.environ.get("CORPUS_JOBS"):
+        return max(1, int(os.environ["CORPUS_JOBS"]))
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _wanted(item, references):
+    """The files an item of this module will ask for, so that grading starts early."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "entry" in params:
+        return [(params["entry"].assignment, params["entry"].path)]
+    assignment = params.get("assignment")
+    if item.originalname == "test_reference_gets_full_marks":
+        return [(assignment, references[assignment])]
+    if item.originalname == "test_every_check_is_failed_by_some_mutant":
+        return [(e.assignment, e.path) for e in ENTRIES if e.assignment == assignment and e.kind == "mutant"]
+    if item.originalname == "test_do_nothing_scores_at_most_ten_percent":
+        return [(e.assignment, e.path) for e in ENTRIES
+                if e.assignment == assignment and e.max_fraction is not None]
+    return []
+
+
+@pytest.fixture(scope="session")
+def references(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reference")
+    paths = {}
+    for assignment in ASSIGNMENTS:
+        paths[assignment] = folder / f"reference_{assignment}.py"
+        paths[assignment].write_text(reference_source(assignment), encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="session")
+def grader(request, references, tmp_path_factory):
+    grading = Grader(_jobs(), tmp_path_factory.mktemp("corpus-logs"))
+    here = Path(__file__).resolve()
+    wanted = []
+    for item in request.session.items:
+        if Path(str(item.fspath)).resolve() == here:
+            wanted.extend(_wanted(item, references))
+    grading.submit(wanted)
+    yield grading
+    grading.close()
+
+
+def describe(result, only_lost=True):
+    lines = [f"score {result['score']:g}/{result['max_score']:g}"]
+    lines += [f"load problem: {p}" for p in result["problems"]]
+    for check_id, o in result["outcomes"].items():
+        if not only_lost or o["status"] != "passed":
+            lines.append(f"  {check_id:30s} {o['status']:7s} -{o['points']:g}  {o['message']}")
+    return "\n".join(lines)
+
+
+def require_checks(assignment):
+    ids = check_ids(assignment)
+    assert ids, (f"no checks are registered for assignment {assignment!r} "
+                 "(autograder/checks/{assignment}.py declares none yet)")
+    return ids
+
+
+# -- the tests ----------------------------------------------------------------------------------
+def test_corpus_is_large_enough():
+    correct = [e for e in ENTRIES if e.kind == "correct"]
+    mutants = [e for e in ENTRIES if e.kind == "mutant"]
+    assert len(correct) >= 10 and len(mutants) >= 25, (len(correct), len(mutants))
+    for assignment in ASSIGNMENTS:
+        assert any(e.assignment == assignment and e.kind == "correct" for e in ENTRIES), assignment
+        assert any(e.assignment == assignment and e.kind == "mutant" for e in ENTRIES), assignment
+
+
+def test_headers_are_valid_and_name_registered_checks():
+    """Fast (no grading): every header parses and names only checks that exist."""
+    problems = []
+    for entry in ENTRIES:
+        problems += [f"{entry.name}: {p}" for p in entry.header_problems]
+        missing = unknown_ids(entry)
+        if missing:
+            problems.append(f"{entry.name}: names check(s) not registered for {entry.assignment!r}: "
+                            f"{', '.join(missing)}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_corpus_submission(entry, grader):
+    assert not entry.header_problems, "\n".join(entry.header_problems)
+    require_checks(entry.assignment)
+    missing = unknown_ids(entry)
+    assert not missing, (f"{entry.name} names check(s) that are not registered for "
+                         f"{entry.assignment!r}: {', '.join(missing)}")
+    result = grader.result(entry.assignment, entry.path)
+    outcomes = result["outcomes"]
+    errors = [c for c, o in outcomes.items() if o["status"] == "error"]
+    assert not errors, (f"{entry.name}: internal grader error in {', '.join(errors)}\n"
+                        + describe(result))
+    if entry.kind == "correct":
+        assert result["max_score"] > 0
+        assert not result["problems"], f"{entry.name}: load problems\n" + describe(result)
+        assert result["score"] == result["max_score"], (
+            f"correct submission {entry.name} ({entry.description}) lost points:\n" + describe(result))
+        return
+    wrong = []
+    for check_id in entry.expect_fail:
+        status = outcomes[check_id]["status"]
+        if status != "failed":
+            wrong.append(f"expected {check_id} to FAIL (it names the bug), but it {status}")
+    for check_id in entry.expect_pass:
+        o = outcomes[check_id]
+        if o["status"] != "passed":
+            wrong.append(f"expected {check_id} to PASS, but it {o['status']}: {o['message']}")
+    for check_id, substring in entry.messages:
+        message = outcomes[check_id]["message"]
+        if substring.lower() not in message.lower():
+            wrong.append(f"expected the message of {check_id} to contain {substring!r}, got {message!r}")
+    if entry.max_fraction is not None and result["score"] > entry.max_fraction * result["max_score"]:
+        wrong.append(f"expected at most {entry.max_fraction:.0%} of {result['max_score']:g} points, "
+                     f"got {result['score']:g}")
+    assert not wrong, (f"mutant {entry.name} ({entry.description}):\n  " + "\n  ".join(wrong)
+                       + "\n" + describe(result))
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_reference_gets_full_marks(assignment, grader, references):
+    require_checks(assignment)
+    result = grader.result(assignment, references[assignment])
+    assert result["score"] == result["max_score"] > 0, describe(result)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_check_is_failed_by_some_mutant(assignment, grader):
+    ids = require_checks(assignment)
+    failed = set()
+    for entry in ENTRIES:
+        if entry.assignment == assignment and entry.kind == "mutant":
+            outcomes = grader.result(assignment, entry.path)["outcomes"]
+            failed |= {c for c, o in outcomes.items() if o["status"] == "failed"}
+    uncovered = [c for c in ids if c not in failed]
+    assert not uncovered, (f"no mutant of {assignment!r} fails these checks (add one per check): "
+                           f"{', '.join(uncovered)}")
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_do_nothing_scores_at_most_ten_percent(assignment, grader):
+    require_checks(assignment)
+    do_nothing = [e for e in ENTRIES if e.assignment == assignment and e.max_fraction is not None]
+    assert do_nothing, f"the corpus has no do-nothing submission (expect-score-at-most) for {assignment!r}"
+    report = []
+    for entry in do_nothing:
+        assert entry.max_fraction <= DO_NOTHING_BOUND, f"{entry.name}: bound above 10%"
+        result = grader.result(assignment, entry.path)
+        if result["score"] > DO_NOTHING_BOUND * result["max_score"]:
+            report.append(f"{entry.name} scores {result['score']:g}/{result['max_score']:g} "
+                          f"(> 10%):\n" + describe(result, only_lost=False))
+    assert not report, "\n".join(report)
