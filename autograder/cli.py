@@ -1,6 +1,6 @@
 """The ``autograder`` command.
 
-    autograder grade PATH... --assignment NAME --out DIR [--lang id|en] [--course course.toml]
+    autograder grade PATH... --assignment NAME --out DIR [--jobs N] [--lang id|en] [--course course.toml]
     autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
 
 Exit status of ``grade``: 0 when every submission was graded (whatever the scores),
@@ -11,25 +11,19 @@ still written; summary.json lists the faults).
 
 import argparse
 import os
-import sys
 import time
-import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 from rich.table import Table
 
 from autograder import config, report
-from autograder.checks.registry import all_assignments, checks_for, text
+from autograder.checks.registry import all_assignments, checks_for
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
-
-GRADER_FAULT = text(
-    "Kesalahan internal autograder saat menilai pengumpulan ini; beri tahu pengajar.",
-    "Internal autograder error while grading this submission; please tell the instructor.")
-
 
 class UsageError(Exception):
     pass
@@ -46,6 +40,11 @@ def build_parser():
     grade.add_argument("paths", nargs="+", metavar="PATH", help="file or folder to grade")
     grade.add_argument("-a", "--assignment", required=True, help="assignment name from course.toml")
     grade.add_argument("-o", "--out", required=True, type=Path, help="folder for the reports")
+    grade.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                       help="submissions graded at once (default: one per CPU core)")
+    grade.add_argument("--regrade", action="store_true",
+                       help="grade everything again, even students whose report in --out is "
+                            "up to date (by default an interrupted batch resumes)")
     checks = commands.add_parser("checks", help="list the checks and their points")
     checks.add_argument("-a", "--assignment", help="only this assignment")
     for sub in (grade, checks):
@@ -53,6 +52,12 @@ def build_parser():
                          help="language of student-facing texts (default: course.toml's)")
         sub.add_argument("--course", type=Path, help=f"course file (default: {config.DEFAULT_PATH})")
     return parser
+
+
+def _positive(value):
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {value!r}")
+    return int(value)
 
 
 def main(argv=None):
@@ -94,7 +99,7 @@ def _assignment(course, name):
 # -- grade ------------------------------------------------------------------------------------
 def grade_command(args, course, lang, out, err):
     assignment = _assignment(course, args.assignment)
-    from autograder import grading, loader  # torch and nbformat: not needed for usage errors
+    from autograder import batch, loader  # torch and nbformat: not needed for usage errors
 
     checks = checks_for(assignment.name, course)
     if not checks:
@@ -109,24 +114,48 @@ def grade_command(args, course, lang, out, err):
         if not Path(path).exists():
             _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
 
+    from autograder import resume
+
+    jobs = args.jobs or batch.default_jobs()
     started, clock = datetime.now(timezone.utc), time.monotonic()
-    results = []
+    graded, todo = {}, []
+    for submission in submissions:
+        submission.fingerprint = resume.fingerprint(submission, checks, lang)
+        previous = None if args.regrade else resume.previous_result(
+            args.out, submission, checks, submission.fingerprint)
+        if previous is not None:
+            graded[submission.student] = previous
+        else:
+            todo.append(submission)
+    if graded:
+        _say(err, f"{len(graded)} report(s) in {args.out} are up to date; grading the other {len(todo)} "
+                  "(--regrade grades everything again)")
+    counts = {"full": 0, "partial": 0, "zero": 0, "not_graded": 0, "grader_error": 0}
     columns = (TextColumn("grading {task.fields[student]:<16}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+               TextColumn("[green]full {task.fields[full]}[/] [yellow]partial {task.fields[partial]}[/] "
+                          "[red]zero {task.fields[zero]}[/] [bold red]errors {task.fields[errors]}[/]"),
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    fingerprints = {s.student: s.fingerprint for s in todo}
     with Progress(*columns, console=err) as progress:
-        task = progress.add_task("grading", total=len(submissions), student="")
-        for submission in submissions:
-            progress.update(task, student=submission.student)
-            result = _grade_one(submission, course, checks)
+        task = progress.add_task("grading", total=len(todo), student="", full=0, partial=0, zero=0, errors=0)
+        for result in batch.grade_many(todo, course, jobs):  # in completion order
+            result.fingerprint = fingerprints[result.student]
             report.write_student(args.out, result, lang, assignment.title)
-            results.append(result)
-            progress.advance(task)
-        progress.update(task, student="done")
+            graded[result.student] = result
+            counts[report.status(result)] += 1
+            progress.update(task, advance=1, student=result.student, full=counts["full"],
+                            partial=counts["partial"], zero=counts["zero"] + counts["not_graded"],
+                            errors=counts["grader_error"])
+    results = [graded[s.student] for s in submissions]  # back in discovery order
     seconds = time.monotonic() - clock
     timing = {"started": started.isoformat(timespec="seconds"),
               "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "seconds": round(seconds, 3), "seconds_per_submission": round(seconds / len(results), 3)}
+              "seconds": round(seconds, 3), "seconds_per_submission": round(seconds / len(results), 3),
+              "jobs": jobs}
     sandbox = _isolation()
+    if sandbox.startswith("rlimits-only"):
+        _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {sandbox}. "
+                  "Only resource limits and time-outs protected this machine.", "bold red")
     report.write_batch(args.out, results, checks, assignment.name, lang, timing, assignment.title, sandbox)
 
     out.print(_score_table(results, assignment, lang))
@@ -142,40 +171,26 @@ def grade_command(args, course, lang, out, err):
     return EXIT_OK
 
 
-def _grade_one(submission, course, checks):
-    """Grade one submission; a fault of the grader becomes that student's report."""
-    from autograder import grading
-
-    try:
-        return grading.grade(submission, course)
-    except Exception:  # noqa: BLE001 -- one broken submission must not stop the batch
-        print(f"grader error on {submission.student}:\n{traceback.format_exc()}", file=sys.stderr)
-        result = grading.SubmissionResult(submission.student, submission.assignment,
-                                          str(submission.path) if submission.path else None)
-        result.problems.append(GRADER_FAULT)
-        result.outcomes = [grading.Outcome(c, "error", 0.0, GRADER_FAULT) for c in checks]
-        return result
-
-
 def _isolation():
     """The isolation the workers of this run had, as the sandbox's zygote reported it."""
-    from autograder.sandbox import process
+    from autograder.sandbox.process import sandbox_mode
 
-    zygote = getattr(process, "_zygote", None)  # None when no submission got as far as a worker
-    isolation = getattr(zygote, "isolation", None)
-    if not isolation:
+    mode = sandbox_mode()
+    if mode is None:
         return "none (no student code ran)"
-    reason = getattr(zygote, "reason", None)
+    isolation, reason = mode
     return f"{isolation} ({reason})" if reason else isolation
 
 
 def _make_names_unique(submissions):
-    seen = {}
+    """Two submissions never share a report folder (e.g. a/x.ipynb and b/x.ipynb)."""
+    taken = set()
     for submission in submissions:
-        name = submission.student
-        seen[name] = seen.get(name, 0) + 1
-        if seen[name] > 1:
-            submission.student = f"{name}-{seen[name]}"
+        name, number = submission.student, 1
+        while report.student_folder(submission.student) in taken:
+            number += 1
+            submission.student = f"{name}-{number}"
+        taken.add(report.student_folder(submission.student))
 
 
 def _score_table(results, assignment, lang):
@@ -188,7 +203,9 @@ def _score_table(results, assignment, lang):
               "grader_error": "bold red"}
     for result in results:
         status = report.status(result)
-        if status in ("not_graded", "grader_error") and result.problems:
+        if status == "grader_error":
+            failed = "; ".join(dict.fromkeys(o.message[lang] for o in result.grader_errors if o.message))
+        elif status == "not_graded" and result.problems:
             failed = result.problems[-1][lang]
         else:
             failed = ", ".join(report.failed_ids(result))

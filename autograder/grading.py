@@ -100,7 +100,7 @@ def grade_loaded(loaded, student, assignment, course, source=None, started=None,
         startup_timeout=course.startup_timeout, request_timeout=course.check_timeout,
         max_restarts=course.max_restarts, slot=slot)
     try:
-        result.outcomes = _run_checks(session, checks, course, started)
+        result.outcomes = _run_checks(session, checks, course, started, loaded.stubs)
         if session.load_info:
             result.problems.extend(student_error(e, e["origin"]) for e in session.load_info["errors"])
     finally:
@@ -109,7 +109,7 @@ def grade_loaded(loaded, student, assignment, course, source=None, started=None,
     return _finish(result, started)
 
 
-def _run_checks(session, checks, course, started):
+def _run_checks(session, checks, course, started, stubs=frozenset()):
     try:
         session.load()
     except WorkerFailure as failure:
@@ -127,13 +127,13 @@ def _run_checks(session, checks, course, started):
                 "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
                 "Skipped: the time limit for the whole submission ran out."))
         else:
-            outcomes[check.id] = _run_one(session, check, course)
+            outcomes[check.id] = _run_one(session, check, course, stubs)
     return list(outcomes.values())
 
 
-def _run_one(session, check, course):
+def _run_one(session, check, course, stubs):
     try:
-        check.run(Context(session, course, check))
+        check.run(Context(session, course, check, stubs))
     except CheckFailed as failed:
         return Outcome(check, "failed", 0.0, failed.message)
     except StudentError as error:

@@ -34,6 +34,7 @@ class LoadedCode:
     problems: list = field(default_factory=list)  # {"code": ..., "detail": ...}, for the report
     fatal: bool = False  # nothing could be read at all
     nbgrader_cells: dict = field(default_factory=dict)  # grade_id -> cell, for tamper checks
+    stubs: set = field(default_factory=set)  # names whose last definition is still an unfilled stub
 
 
 def discover(paths, assignment, notebook_name=None):
@@ -46,13 +47,16 @@ def discover(paths, assignment, notebook_name=None):
         elif path.is_dir():
             found.extend(_discover_folder(path, assignment, notebook_name))
         else:
-            found.append(Submission(path.name or str(path), assignment, None, "not_found"))
+            found.append(Submission(path.stem or str(path), assignment, None, "not_found"))
     return found
 
 
 def _discover_folder(folder, assignment, notebook_name):
     if (folder / "submitted").is_dir():  # an nbgrader course root
         folder = folder / "submitted"
+    if (folder / assignment).is_dir() and _pick_sources(folder / assignment, notebook_name):
+        # one student's folder (<student>/<assignment>/...), not a folder of students
+        return [Submission(folder.name, assignment, _pick_sources(folder / assignment, notebook_name))]
     students = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     files = sorted(p for p in folder.iterdir()
                    if p.is_file() and p.suffix in SOURCE_SUFFIXES and not p.name.startswith("."))
@@ -131,8 +135,9 @@ def load_notebook(notebook, loaded=None, expected_cells=()):
         if meta.get("grade") and not meta.get("solution"):
             continue  # an nbgrader test cell: the course's code, never the student's
         source = cell.get("source", "")
-        add_definitions("".join(source) if isinstance(source, list) else source,
-                        f"cell {code_number}", loaded)
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        add_definitions(source, f"cell {code_number}", loaded)
     if code_number == 0:
         loaded.problems.append({"code": "no_code", "detail": ""})
     return loaded
@@ -183,12 +188,18 @@ def _strip_ipython(source):
 
 def add_definitions(source, origin, loaded):
     """Append the definition statements of one cell (or file) to ``loaded``."""
+    if not isinstance(source, str):
+        loaded.problems.append({"code": "bad_cell", "detail": origin})
+        return
     source = _strip_ipython(source)
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
         loaded.problems.append({"code": "syntax_error",
                                 "detail": f"{origin}, line {error.lineno}: {error.msg}"})
+        return
+    except (MemoryError, RecursionError, ValueError) as error:  # absurdly nested or null bytes
+        loaded.problems.append({"code": "syntax_error", "detail": f"{origin}: {type(error).__name__}"})
         return
     lines = source.splitlines()
     body = tree.body
@@ -201,6 +212,8 @@ def add_definitions(source, origin, loaded):
             index == len(body) - 1 or body[index + 1].lineno > end)
         segment = "\n".join(lines[start - 1:end]) if alone else ast.unparse(node)
         loaded.chunks.append({"code": "\n" * (start - 1) + segment, "origin": origin})
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            (loaded.stubs.add if _is_stub(node) else loaded.stubs.discard)(node.name)
 
 
 def _is_definition(node):
@@ -220,6 +233,19 @@ def _binds_names_only(target):
     if isinstance(target, ast.Starred):
         return _binds_names_only(target.value)
     return isinstance(target, ast.Name)
+
+
+def _is_stub(node):
+    """A function (or a class with a method) whose body still raises NotImplementedError at its
+    top level: the released assignment stub, decided here from the source, not by running it."""
+    if isinstance(node, ast.ClassDef):
+        return any(_is_stub(item) for item in node.body if isinstance(item, ast.FunctionDef))
+    for statement in node.body:
+        if isinstance(statement, ast.Raise) and statement.exc is not None:
+            raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                return True
+    return False
 
 
 def _imports_grader(node):

@@ -14,6 +14,7 @@ LOAD_PROBLEMS = {
                          "format); open it in Jupyter and save it again"),
     "not_utf8": text("Sebagian teks bukan UTF-8 dan diganti", "Some text is not UTF-8 and was replaced"),
     "no_code": text("Notebook tidak berisi sel kode", "The notebook has no code cells"),
+    "bad_cell": text("Sel dengan isi yang bukan teks dilewati", "A cell whose source is not text was skipped"),
     "syntax_error": text("Sel dengan kesalahan sintaks dilewati", "A cell with a syntax error was skipped"),
     "duplicate_cell": text("Sel nbgrader terduplikasi (jangan menyalin sel tugas)",
                            "Duplicated nbgrader cell (do not copy assignment cells)"),
@@ -29,8 +30,7 @@ LOAD_PROBLEMS = {
 def load_problem(problem):
     base = LOAD_PROBLEMS.get(problem["code"], text(problem["code"], problem["code"]))
     detail = problem.get("detail") or ""
-    suffix = f": {detail}" if detail else "."
-    return {lang: base[lang] + suffix for lang in ("id", "en")}
+    return {lang: base[lang].rstrip(".") + (f": {detail}" if detail else ".") for lang in ("id", "en")}
 
 
 def student_error(error, origin=None):

@@ -71,12 +71,14 @@ def grade_target(assignment, target, course_path=None, lang=None):
         print({"id": "(Dinilai oleh autograder di sandbox setelah notebook selesai dijalankan.)",
                "en": "(Graded by the sandboxed autograder after the notebook has run.)"}[lang])
         return 0.0
-    cells = _executed_cells()
-    key = hashlib.sha256(json.dumps([assignment, cells]).encode()).hexdigest()
+    loaded = loader.LoadedCode()
+    for number, source in enumerate(_executed_cells(), 1):
+        loader.add_definitions(source, f"In [{number}]", loaded)
+    # Key on what gets graded (the definitions), not on every executed cell: each hidden
+    # cell adds itself to ``In``, so a key over all cells would never hit the cache.
+    key = hashlib.sha256(json.dumps(
+        [assignment, str(course.path), loaded.chunks, loaded.problems]).encode()).hexdigest()
     if key not in _CACHE:
-        loaded = loader.LoadedCode()
-        for number, source in enumerate(cells, 1):
-            loader.add_definitions(source, f"In [{number}]", loaded)
         _CACHE[key] = grade_quietly(loaded, "notebook", assignment, course)
     report, points = target_report(_CACHE[key], target, lang)
     print(report)

@@ -85,7 +85,7 @@ def results_json(result, lang):
         lines.append(words["none_loaded"])
         reasons = {o.message[lang] for o in result.outcomes if o.message and o.message not in result.problems}
         lines += [f"- {reason}" for reason in sorted(reasons)]
-    return {
+    report = {
         "score": result.score,
         "max_score": result.max_score,
         "execution_time": result.execution_time,
@@ -93,6 +93,10 @@ def results_json(result, lang):
         "visibility": "visible",
         "tests": tests,
     }
+    if getattr(result, "fingerprint", None):  # lets an interrupted batch resume (autograder.resume)
+        report["extra_data"] = {"fingerprint": result.fingerprint, "source": result.source,
+                                "problems": result.problems}
+    return report
 
 
 def _test_output(outcome, lang):
@@ -103,8 +107,14 @@ def _test_output(outcome, lang):
     if outcome.status == "failed":
         return f"{message}\n{words['look']}: {outcome.check.hint[lang]}".strip()
     if outcome.status == "skipped":
-        return f"{words['skipped']}: {message}" if not message.startswith(words["skipped"]) else message
+        return _skipped(message, lang)
     return message or words["error"]
+
+
+def _skipped(reason, lang):
+    """'Skipped: <reason>', unless the reason already says so."""
+    skipped = WORDS[lang]["skipped"]
+    return reason if reason.startswith(skipped) else f"{skipped}: {reason}"
 
 
 def feedback_md(result, lang, title=None):
@@ -151,8 +161,7 @@ def _failures(outcomes, problems, lang):
         if o.status == "skipped" and o.message and o.message not in problems:
             reasons.setdefault(o.message[lang], []).append(f"`{o.check.id}`")
     for reason, ids in reasons.items():
-        prefix = "" if reason.startswith(words["skipped"]) else f"{words['skipped']}: "
-        out.append(f"- {', '.join(ids)}: {prefix}{_inline(reason)}")
+        out.append(f"- {', '.join(ids)}: {_inline(_skipped(reason, lang))}")
     return out + ([""] if reasons else [])
 
 

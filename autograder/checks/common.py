@@ -17,6 +17,11 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
                   "dan namanya ditulis persis.",
                   f"`{name}` was not found. Make sure the cell that defines it runs without "
                   "errors and that the name is spelled exactly."))
+    if name in ctx.stubs:
+        fail(text(f"`{name}` masih berisi stub tugas (`raise NotImplementedError`): lengkapi "
+                  "bagian yang ditandai.",
+                  f"`{name}` is still the assignment's stub (`raise NotImplementedError`): fill "
+                  "in the marked part."))
     if kind == "function" and info["kind"] != "function":
         fail(text(f"`{name}` harus berupa fungsi.", f"`{name}` must be a function."))
     if kind == "module" and (info["kind"] != "class" or not info.get("is_module")):

@@ -6,6 +6,7 @@ never the grader's.
 """
 
 import atexit
+import fcntl
 import json
 import os
 import selectors
@@ -28,7 +29,7 @@ from autograder.sandbox import wire
 ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 OUTPUT_TAIL_BYTES = 8 * 1024
-UID_BASE = 61000  # one dedicated unprivileged uid per concurrent worker: 61000, 61001, ...
+UID_FIRST, UID_BLOCK, UID_BLOCKS = 61000, 64, 32  # uid ranges a run may claim for its workers
 
 
 class WorkerFailure(Exception):
@@ -92,14 +93,30 @@ def python_paths():
     return sorted({str(Path(p).resolve()) for p in paths})
 
 
+def _claim_uid_block():
+    """A block of unprivileged uids no other grader run on this machine uses (RLIMIT_NPROC
+    counts per uid, and clean-up kills by uid): held with a lock file for the process's life."""
+    for block in range(UID_BLOCKS):
+        base = UID_FIRST + block * UID_BLOCK
+        handle = open(Path(tempfile.gettempdir()) / f"autograder-uids-{base}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        return base, handle
+    raise RuntimeError(f"all {UID_BLOCKS} sandbox uid blocks are in use by other grader runs")
+
+
 class Zygote:
     """A process that imported torch once and forks an isolated worker per request."""
 
     def __init__(self, hide=()):
         self._lock = threading.Lock()
+        self.uid_base, self._uid_lock = _claim_uid_block()
         self._scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = {"namespaces": True, "uid_base": UID_BASE, "limits": {},
+        settings = {"namespaces": True, "uid_base": self.uid_base, "limits": {},
                     "hide": [*kit_paths(), *hide], "keep": python_paths(),
                     "fallback_scratch": str(self._scratch_root / "probe")}
         self.process = subprocess.Popen(
@@ -153,10 +170,17 @@ class Zygote:
                 self.process.kill()
             self.process.wait()
             shutil.rmtree(self._scratch_root, ignore_errors=True)
+            self._uid_lock.close()
 
 
 _zygote = None
 _zygote_lock = threading.Lock()
+
+
+def sandbox_mode():
+    """How this process's workers are isolated: (mode, reason), or None if none started."""
+    zygote = _zygote
+    return None if zygote is None else (zygote.isolation, zygote.reason)
 
 
 def shared_zygote():

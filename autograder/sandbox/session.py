@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from autograder.reference_weights import deterministic_weights
 from autograder.sandbox import wire
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure, shared_zygote
 
@@ -109,7 +110,8 @@ class Session:
             args, kwargs = self._callback_arguments(request)
             cls = getattr(self.reference, str(request.get("name")))
             handle = len(self._handles) + 1
-            self._handles[handle] = _call_with_contract_arguments(cls, args, kwargs).eval()
+            module = _call_with_contract_arguments(cls, args, kwargs).eval()
+            self._handles[handle] = deterministic_weights(module, seed=handle)
             return handle
         if kind == "call":
             return self._reference_call(request)

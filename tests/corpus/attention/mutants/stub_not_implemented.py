@@ -1,6 +1,6 @@
 # corpus: mutant — the untouched stub: every body raises NotImplementedError
-# expect-score-at-most: 10%
-# expect-fail: sdpa.shape, causal.shape, mha.construct
+# expect-score-at-most: 0%
+# expect-fail: sdpa.present, causal.present, mha.present
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,38 @@
+"""nbgrader configuration of the course (run nbgrader from this folder).
+
+Put the virtual environment's ``bin/`` first on PATH before running nbgrader: it runs
+``alembic`` from PATH when it creates gradebook.db, and the kernelspec starts ``python``.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (injected by traitlets when it loads this file)
+
+c.CourseDirectory.course_id = "transformer"
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(c.CourseDirectory.root, "gradebook.db")
+
+# A hidden cell run by `nbgrader validate` (or by the instructor) grades the whole assignment
+# in a sandboxed worker that imports torch: far more than nbgrader's default 30 seconds.
+c.Execute.timeout = 180
+
+# What a solution region becomes in the students' version.
+c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
+c.ClearSolutions.text_stub = "TULIS JAWABAN ANDA DI SINI"
+
+# `nbgrader autograde` runs the notebook in a kernel the student controls, so the points must
+# not come from that kernel: DeferHiddenTests makes the hidden cells only print a note there,
+# and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
+# in the sandbox and writes each hidden cell's verdict and points (which SaveAutoGrades reads).
+# The other entries are nbgrader 0.9's default autograde preprocessors, in their order.
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_plugin.DeferHiddenTests",
+    "nbgrader.preprocessors.Execute",
+    "autograder.nbgrader_plugin.SandboxedGrades",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]

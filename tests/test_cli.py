@@ -1,0 +1,320 @@
+"""The ``autograder`` command end to end, on the bundled example submissions."""
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autograder import config
+from autograder.checks.registry import checks_for
+from conftest import EXAMPLES, ROOT, run_autograder
+
+COURSE = config.load()
+CHECKS = checks_for("attention", COURSE)
+POINTS = {c.id: c.points for c in CHECKS}
+MAX = sum(POINTS.values())
+# Budi leaves out the 1/sqrt(d_k) scale: only checks that compare values with the reference
+# may fail; shapes, the API, parameter counts, gradients and the masks' blocked positions pass.
+VALUE_CATEGORIES = {"numeric_vs_reference", "dtype", "hidden_config"}
+BUDI_MUST_FAIL = {"sdpa.numeric", "mha.numeric"}
+
+
+def results(out, student):
+    return json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+
+
+def feedback(out, student):
+    return (out / student / "feedback.md").read_text(encoding="utf-8")
+
+
+def failed(result):
+    return {t["extra_data"]["check"] for t in result["tests"] if t["status"] == "failed"}
+
+
+def test_batch_completes_and_prints_points(attention_batch):
+    done, out = attention_batch
+    assert done.returncode == 0, done.stderr
+    points = [line.split() for line in done.stdout.splitlines() if line.startswith("Points ")]
+    assert [(p[0], p[2]) for p in points] == [("Points", s) for s in ("andi", "budi", "citra", "dewi")]
+    for (_, score, student) in points:
+        result = results(out, student)
+        assert score == f"{result['score']:g}/{result['max_score']:g}"
+    assert str(out / "gradebook.csv") in done.stdout.replace("\n", "")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "andi", "budi", "citra", "dewi", "gradebook.csv", "summary.json"]
+
+
+def test_correct_notebook_gets_full_marks(attention_batch):
+    _, out = attention_batch
+    andi = results(out, "andi")
+    assert andi["score"] == andi["max_score"] == MAX
+    assert not failed(andi)
+    assert andi["output"] == f"Nilai {MAX:g}/{MAX:g}."  # no loading problems: sanity-check cells are not run
+    assert "Semua pemeriksaan lulus" in feedback(out, "andi")
+
+
+def test_missing_scale_loses_exactly_the_numeric_checks(attention_batch):
+    _, out = attention_batch
+    budi = results(out, "budi")
+    category = {c.id: c.category for c in CHECKS}
+    assert BUDI_MUST_FAIL <= failed(budi)
+    assert {category[c] for c in failed(budi)} <= VALUE_CATEGORIES
+    passed = {t["extra_data"]["check"] for t in budi["tests"] if t["status"] == "passed"}
+    assert {"sdpa.shape", "mha.shape", "mha.param_count", "sdpa.causal_masking"} <= passed
+    assert budi["score"] == MAX - sum(POINTS[c] for c in failed(budi))
+    numeric = next(t for t in budi["tests"] if t["extra_data"]["check"] == "sdpa.numeric")
+    assert numeric["score"] == 0 and "tanpa skala 1/√d_k" in numeric["output"]
+    assert "Di mana mencari" in numeric["output"]  # the hint comes with the failure
+    text = feedback(out, "budi")
+    assert "✗ `sdpa.numeric`" in text and "Di mana mencari" in text
+
+
+def test_broken_json_gets_zero_and_a_clear_message(attention_batch):
+    _, out = attention_batch
+    citra = results(out, "citra")
+    assert citra["score"] == 0 and citra["max_score"] == MAX
+    assert "Notebook rusak" in citra["output"] and "JSON" in citra["output"]
+    assert all(t["score"] == 0 and t["status"] == "failed" for t in citra["tests"])
+    text = feedback(out, "citra")
+    assert f"Nilai: 0/{MAX:g}" in text and "Notebook rusak" in text
+
+
+def test_syntax_error_is_reported_and_other_cells_still_count(attention_batch):
+    _, out = attention_batch
+    dewi = results(out, "dewi")
+    notebook = json.loads((EXAMPLES / "dewi" / "attention" / "attention.ipynb").read_text(encoding="utf-8"))
+    code = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    cell = next(n for n, source in enumerate(code, 1) if "def causal_mask(t)\n" in source)
+    assert "kesalahan sintaks" in dewi["output"] and f"cell {cell}, line" in dewi["output"]
+    assert "kesalahan sintaks" in feedback(out, "dewi")
+    assert "causal.present" in failed(dewi)
+    assert not any(c.startswith(("sdpa.", "mha.")) for c in failed(dewi))
+
+
+def test_results_json_has_gradescope_fields(attention_batch):
+    _, out = attention_batch
+    for student in ("andi", "budi", "citra", "dewi"):
+        result = results(out, student)
+        assert isinstance(result["score"], (int, float)) and isinstance(result["max_score"], (int, float))
+        assert isinstance(result["execution_time"], (int, float)) and isinstance(result["output"], str)
+        assert [t["extra_data"]["check"] for t in result["tests"]] == [c.id for c in CHECKS]
+        for test, check in zip(result["tests"], CHECKS):
+            assert set(test) == {"name", "score", "max_score", "status", "output", "visibility",
+                                 "extra_data"}
+            assert test["name"].startswith(check.id) and check.title["id"] in test["name"]
+            assert test["max_score"] == check.points and 0 <= test["score"] <= check.points
+            assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
+            assert test["extra_data"] == {"check": check.id, "category": check.category}
+            assert (test["output"] == "") == (test["status"] == "passed")
+        assert result["score"] == sum(t["score"] for t in result["tests"])
+
+
+def test_gradebook_and_summary(attention_batch):
+    _, out = attention_batch
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["student", "assignment", "score", "max_score"] + [c.id for c in CHECKS]
+    assert [r["student"] for r in rows] == ["andi", "budi", "citra", "dewi"]
+    budi = rows[1]
+    assert budi["sdpa.numeric"] == "0" and budi["sdpa.shape"] == "1"
+    assert float(budi["score"]) == sum(float(budi[c.id]) for c in CHECKS)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["assignment"] == "attention" and summary["language"] == "id"
+    assert summary["sandbox"].split()[0] in ("namespaces+uid", "rlimits-only")  # as the zygote said
+    assert summary["grader_errors"] == []
+    assert summary["counts"]["students"] == 4 and summary["counts"]["full"] == 1
+    assert summary["counts"]["not_graded"] == 1
+    assert {s["student"]: s["status"] for s in summary["students"]} == {
+        "andi": "full", "budi": "partial", "citra": "not_graded", "dewi": "partial"}
+    assert summary["timing"]["seconds"] > 0
+
+
+def test_lang_en_switches_the_feedback_language(tmp_path):
+    notebook = EXAMPLES / "budi" / "attention" / "attention.ipynb"
+    same_name = EXAMPLES / "andi" / "attention" / "attention.ipynb"
+    done = run_autograder("grade", notebook, same_name, "--assignment", "attention", "--out", tmp_path,
+                          "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert results(tmp_path, "attention-2")["score"] == MAX  # two files named alike: two folders
+    text = (tmp_path / "attention" / "feedback.md").read_text(encoding="utf-8")  # single file: its stem
+    assert "# Feedback" in text and "Where to look" in text and "without the 1/√d_k scale" in text
+    assert "Di mana mencari" not in text
+    result = results(tmp_path, "attention")
+    assert result["output"].startswith("Score ")
+    assert any(t["name"] == "sdpa.numeric: Values match the reference" for t in result["tests"])
+    assert json.loads((tmp_path / "summary.json").read_text())["language"] == "en"
+
+
+def test_checks_lists_the_registry():
+    done = run_autograder("checks", "--assignment", "attention", "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert "sdpa.numeric" in done.stdout and "numeric_vs_reference" in done.stdout
+    assert "Values match the reference" in done.stdout
+    assert f"{len(CHECKS)} checks, {MAX:g} points" in done.stdout
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "autograder"
+    done = subprocess.run([str(script), "checks"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "sdpa.numeric" in done.stdout and "attention" in done.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["grade", "examples/submissions", "--assignment", "nope", "--out", "x"], "unknown assignment 'nope'"),
+    (["checks", "--assignment", "nope"], "unknown assignment 'nope'"),
+    (["grade", "--assignment", "attention", "--out", "x"], "the following arguments are required: PATH"),
+    (["grade", "x.ipynb", "--assignment", "attention", "--out", "x", "--lang", "fr"], "invalid choice"),
+    (["grade", "x.ipynb", "--assignment", "attention", "--out", "x", "--jobs", "0"], "whole number >= 1"),
+])
+def test_usage_errors_exit_2(args, message, tmp_path):
+    done = run_autograder(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_bad_course_toml_exits_2_naming_the_key(tmp_path):
+    course = tmp_path / "course.toml"
+    course.write_text((ROOT / "course.toml").read_text().replace('language = "id"', 'language = "fr"'))
+    done = run_autograder("grade", EXAMPLES, "--assignment", "attention", "--out", tmp_path / "out",
+                          "--course", course)
+    assert done.returncode == 2 and "course.language" in done.stderr
+    course.write_text("[course\n")
+    done = run_autograder("checks", "--course", course)
+    assert done.returncode == 2 and "not valid TOML" in done.stderr
+
+
+def test_missing_and_broken_submissions_do_not_stop_the_batch(tmp_path):
+    # A notebook whose cell source is a number: valid JSON, but not what any notebook tool writes.
+    odd = tmp_path / "in" / "odd.ipynb"
+    odd.parent.mkdir()
+    odd.write_text(json.dumps({"cells": [{"cell_type": "code", "source": 5, "metadata": {},
+                                          "outputs": [], "execution_count": None}],
+                               "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    good = EXAMPLES / "andi" / "attention" / "attention.ipynb"
+    out = tmp_path / "out"
+    done = run_autograder("grade", odd, tmp_path / "absent.ipynb", good, "--assignment", "attention",
+                          "--out", out, "--lang", "en")
+    assert done.returncode in (0, 3), done.stderr  # 3 if the loader trips over it: a grader fault
+    assert "does not exist" in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    odd, absent, good = (results(out, s["folder"]) for s in summary["students"])
+    assert summary["students"][0]["student"] == "odd" and odd["score"] == 0
+    assert summary["students"][1]["student"].startswith("absent")
+    assert absent["score"] == 0 and "not found" in absent["output"]
+    assert summary["students"][2]["student"] == "attention"
+    assert good["score"] == MAX  # graded after the broken ones
+    assert (done.returncode == 3) == (summary["counts"]["grader_error"] > 0)
+
+
+def test_a_fault_in_a_check_exits_3_and_is_reported(tmp_path):
+    """A check that raises (a bug in the grader, not in the student's code) exits 3."""
+    course = tmp_path / "course.toml"
+    course.write_text('[assignments.faulty]\nnotebook = "attention.ipynb"\n')
+    driver = textwrap.dedent("""
+        import sys
+        from autograder.checks import registry
+        from autograder.checks.registry import check, text
+        registry._load_all()
+        t = text("t", "t")
+        @check("faulty.ok", assignment="faulty", target="x", category="api", points=1, title=t, hint=t)
+        def ok(ctx):
+            pass
+        @check("faulty.bug", assignment="faulty", target="x", category="api", points=2, title=t, hint=t)
+        def bug(ctx):
+            raise RuntimeError("a bug in the grader")
+        from autograder.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", driver, "grade", str(EXAMPLES / "andi" / "attention"), "--assignment",
+                           "faulty", "--out", str(out), "--course", str(course), "--lang", "en"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "PYTHONUTF8": "1"})
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "a bug in the grader" in done.stderr and "grader itself failed" in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["grader_errors"] == [{"student": "attention", "check": "faulty.bug",
+                                         "message": "Internal autograder error in this check; "
+                                                    "please tell the instructor."}]
+    result = results(out, "attention")
+    assert result["score"] == 1 and result["max_score"] == 3
+    assert "a bug in the grader" not in json.dumps(result)  # tracebacks are for the instructor
+
+
+def test_examples_are_up_to_date():
+    """examples/submissions/ is what examples/make_examples.py makes from the source notebooks."""
+    done = subprocess.run([sys.executable, "examples/make_examples.py", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ci_workflow_parses_and_its_grade_step_runs(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "grade.yml").read_text(encoding="utf-8"))
+    job = workflow["jobs"]["grade"]
+    assert workflow[True] == {"push": None, "workflow_dispatch": None}  # YAML 1.1 reads `on` as True
+    assert workflow["defaults"]["run"]["shell"] == "bash"
+    steps = {step["name"]: step for step in job["steps"]}
+    assert steps["Set up Python"]["with"]["python-version"] == "3.11"
+    assert steps["Install the kit"]["run"].strip() == "bash kit/scripts/setup.sh --install-only"
+    assert steps["Upload the reports"]["with"]["path"] == "reports/"
+    # Run the Grade step as GitHub would (bash -eo pipefail), on Andi's notebook, with this kit as kit/.
+    (tmp_path / "submission").mkdir()
+    notebook = EXAMPLES / "andi" / "attention" / "attention.ipynb"
+    (tmp_path / "submission" / "attention.ipynb").write_bytes(notebook.read_bytes())
+    (tmp_path / "kit" / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / "kit" / ".venv" / "bin" / "autograder").symlink_to(Path(sys.executable).parent / "autograder")
+    env = {**os.environ, **job["env"], "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", steps["Grade"]["run"]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith(f"Points {MAX:g}/{MAX:g} attention")  # the grep's line
+    assert json.loads((tmp_path / "reports" / "attention" / "results.json").read_text())["score"] == MAX
+    assert "# Umpan balik" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+
+
+def _failed_checks(reports):
+    return {student: sorted(t["extra_data"]["check"] for t in r["tests"] if t["status"] != "passed")
+            for student, r in reports.items()}
+
+
+def _reports_without_timing(out):
+    reports = {}
+    for path in sorted(out.glob("*/results.json")):
+        data = json.loads(path.read_text())
+        data.pop("execution_time")
+        data["extra_data"].pop("fingerprint")  # the submission's bytes: changed on purpose below
+        reports[path.parent.name] = data
+    return reports
+
+
+def test_interrupted_batch_resumes_and_regrading_gives_the_same_reports(tmp_path):
+    students = tmp_path / "submitted"
+    shutil.copytree(EXAMPLES, students)
+    out = tmp_path / "out"
+    assert run_autograder("grade", students, "-a", "attention", "-o", out).returncode == 0
+    first = _reports_without_timing(out)
+    # An interrupted run leaves some reports behind: take one away, change another submission.
+    shutil.rmtree(out / "andi")
+    notebook = students / "budi" / "attention" / "attention.ipynb"
+    data = json.loads(notebook.read_text())
+    data["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "Catatan baru."})
+    notebook.write_text(json.dumps(data))
+    again = run_autograder("grade", students, "-a", "attention", "-o", out)
+    assert again.returncode == 0
+    assert "2 report(s) in" in again.stderr and "grading the other 2" in again.stderr
+    assert _failed_checks(_reports_without_timing(out)) == _failed_checks(first)
+    assert _reports_without_timing(out) == first
+    regraded = run_autograder("grade", students, "-a", "attention", "-o", out, "--regrade")
+    assert regraded.returncode == 0 and "up to date" not in regraded.stderr
+    assert _failed_checks(_reports_without_timing(out)) == _failed_checks(first)
+    assert _reports_without_timing(out) == first
+    assert "Points 43/43 andi" in regraded.stdout
