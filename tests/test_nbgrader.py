@@ -12,6 +12,8 @@ import ast
 import csv
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -32,7 +34,7 @@ BUG_COSTS = {
     "encoder": {"FeedForward", "EncoderBlock"},
     "decoder": {"DecoderBlock"},
 }
-CORRECT, BUGGY, UNTOUCHED, CHEATER = "ani", "budi", "citra", "dodi"
+CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER = "ani", "budi", "citra", "dodi", "eve"
 STUB = "raise NotImplementedError()"
 
 
@@ -67,9 +69,25 @@ def fake_grader(assignment):
     ])
 
 
+MONKEYPATCH = """\
+import builtins, numpy, torch, torch.testing
+import autograder.notebook
+torch.allclose = lambda *args, **kwargs: True
+torch.equal = lambda *args, **kwargs: True
+torch.testing.assert_close = lambda *args, **kwargs: None
+numpy.allclose = lambda *args, **kwargs: True
+builtins.abs = lambda value: 0
+autograder.notebook.grade_target = lambda *args, **kwargs: 100.0
+"""
+
+
 def submission(root, assignment, student):
-    """The release notebook with, in each stub cell, the reference code (and budi's bug)."""
+    """The release notebook with, in each stub cell, the reference code (and budi's bug; eve
+    has budi's bug and a cell that monkeypatches torch, numpy, builtins and the autograder)."""
     nb = json.loads(release_path(root, assignment).read_text(encoding="utf-8"))
+    if student == PATCHER:
+        nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "patch",
+                               "metadata": {}, "outputs": [], "source": MONKEYPATCH})
     if student == CHEATER:
         nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "fake",
                                "metadata": {}, "outputs": [], "source": fake_grader(assignment)})
@@ -80,14 +98,15 @@ def submission(root, assignment, student):
         if is_solution(cell):
             code = strip_solution_markers(reference[cell["id"]].source)
             cell_id, text, replacement = BUGS[assignment]
-            if student == BUGGY and cell["id"] == cell_id:
+            if student in (BUGGY, PATCHER) and cell["id"] == cell_id:
                 assert text in code, f"the bug of {assignment} no longer applies"
                 code = code.replace(text, replacement)
             cell["source"] = code
     return nb
 
 
-SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)] + [("attention", CHEATER)]
+SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)] + [
+    ("attention", CHEATER), ("attention", PATCHER)]
 
 
 @pytest.fixture(scope="module")
@@ -237,3 +256,26 @@ def test_autograde_points_come_from_the_sandbox_not_the_kernel(autograded):
         assert f"Sandboxed grade of {student} / {assignment}:" in log
     cheater, untouched = rows[("attention", CHEATER)], rows[("attention", UNTOUCHED)]
     assert float(cheater["score"]) == pytest.approx(float(untouched["score"])), cheater
+
+
+def test_monkeypatching_scores_the_same_under_nbgrader_and_autograder_grade(graded, course, tmp_path):
+    """eve patches torch, numpy, builtins and the autograder in her kernel: nbgrader's points
+    (from the sandbox) equal budi's, and equal what ``autograder grade`` gives each notebook."""
+    assert graded[("attention", PATCHER)]["score"] == graded[("attention", BUGGY)]["score"]
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(course / "submitted"),
+                           "-a", "attention", "-o", str(tmp_path / "reports")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    points = dict(line.split()[2:0:-1] for line in done.stdout.splitlines() if line.startswith("Points "))
+    for student in (CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER):
+        standalone = float(points[student].split("/")[0])
+        assert float(graded[("attention", student)]["score"]) == pytest.approx(standalone), student
+
+
+def test_feedback_shows_verdicts_but_no_hidden_test_source(autograded, course):
+    done = run_nbgrader("generate_feedback", "attention", cwd=course)
+    assert done.returncode == 0, done.output[-5000:]
+    html = (course / "feedback" / BUGGY / "attention" / "attention.html").read_text(encoding="utf-8")
+    for secret in ("grade_target", "BEGIN HIDDEN TESTS", "autograder.notebook"):
+        assert secret not in html, secret
+    assert "sdpa.numeric" in html or "Nilai sama dengan solusi acuan" in html
