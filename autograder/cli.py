@@ -99,6 +99,9 @@ def _assignment(course, name):
 # -- grade ------------------------------------------------------------------------------------
 def grade_command(args, course, lang, out, err):
     assignment = _assignment(course, args.assignment)
+    from autograder.sandbox import launch
+
+    launch.start_early()  # the zygote imports torch on another core while we import ours
     from autograder import batch, loader  # torch and nbformat: not needed for usage errors
 
     checks = checks_for(assignment.name, course)

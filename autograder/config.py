@@ -55,8 +55,8 @@ class Course:
 
 DEFAULTS = {
     "course": {"name": "Transformer", "language": "id"},
-    "grading": {"startup_timeout": 60, "check_timeout": 20, "submission_timeout": 300,
-                "memory_mb": 3072, "max_restarts": 3},
+    "grading": {"startup_timeout": 20, "check_timeout": 2, "submission_timeout": 300,
+                "memory_mb": 3072, "max_restarts": 1},
     "tolerances": {
         "float32": {"rtol": 1e-4, "atol": 1e-5},
         "float64": {"rtol": 1e-9, "atol": 1e-10},

@@ -24,3 +24,18 @@ def attention_batch(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports") / "attention"
     done = run_autograder("grade", EXAMPLES, "--assignment", "attention", "--out", out)
     return done, out
+
+
+def course_with(folder, **grading):
+    """A copy of the kit's course.toml with some [grading] values changed; returns the course."""
+    import re
+
+    from autograder import config
+
+    text = Path(config.DEFAULT_PATH).read_text()
+    for key, value in grading.items():
+        text, count = re.subn(rf"(?m)^{key} = \S+", f"{key} = {value}", text)
+        assert count == 1, f"course.toml has no single '{key} = ...' line"
+    path = Path(folder) / "course.toml"
+    path.write_text(text)
+    return config.load(path)

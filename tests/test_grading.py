@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import solutions.attention
-from autograder import config
+from conftest import course_with
 from autograder.grading import grade
 from autograder.loader import Submission
 
@@ -16,10 +16,7 @@ REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()
 
 @pytest.fixture(scope="module")
 def fast_course(tmp_path_factory):
-    path = tmp_path_factory.mktemp("course") / "course.toml"
-    text = Path(config.DEFAULT_PATH).read_text().replace("check_timeout = 20", "check_timeout = 3")
-    path.write_text(text)
-    return config.load(path)
+    return course_with(tmp_path_factory.mktemp("course"), check_timeout=3, max_restarts=3)
 
 
 def run(tmp_path, course, source, name="student"):

@@ -13,6 +13,7 @@ import pytest
 import solutions.attention
 from autograder import config
 from autograder.grading import grade
+from conftest import course_with
 from autograder.loader import Submission
 from autograder.sandbox.process import shared_zygote
 
@@ -24,16 +25,8 @@ CHECK_TIMEOUT, SUBMISSION_TIMEOUT = 2, 20
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    text = Path(config.DEFAULT_PATH).read_text()
-    for key, value in (("check_timeout = 20", f"check_timeout = {CHECK_TIMEOUT}"),
-                       ("submission_timeout = 300", f"submission_timeout = {SUBMISSION_TIMEOUT}"),
-                       ("startup_timeout = 60", "startup_timeout = 10"),
-                       ("max_restarts = 3", "max_restarts = 2")):
-        assert key in text
-        text = text.replace(key, value)
-    path = tmp_path_factory.mktemp("course") / "course.toml"
-    path.write_text(text)
-    return config.load(path)
+    return course_with(tmp_path_factory.mktemp("course"), check_timeout=CHECK_TIMEOUT,
+                       submission_timeout=SUBMISSION_TIMEOUT, startup_timeout=10, max_restarts=2)
 
 
 def places_a_forger_would_write():

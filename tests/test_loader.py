@@ -1,6 +1,7 @@
 """Finding submissions and taking only definitions from notebooks and scripts."""
 
 import json
+from pathlib import Path
 
 import nbformat
 
@@ -110,3 +111,16 @@ def test_discover_layouts(tmp_path):
     assert [s.student for s in loader.discover([loose], "attention")] == ["citra", "dewi"]
     assert loader.discover([loose / "citra.py"], "attention")[0].student == "citra"
     assert loader.discover([tmp_path / "nope.ipynb"], "attention")[0].problem == "not_found"
+
+
+def test_checksum_is_nbgrader_s(tmp_path):
+    from nbgrader.utils import compute_checksum
+
+    notebooks = sorted(Path(__file__).resolve().parent.parent.glob("assignments/source/*/*.ipynb"))
+    cells = [cell for path in notebooks for cell in nbformat.read(path, as_version=4).cells
+             if cell.metadata.get("nbgrader", {}).get("grade_id")]
+    assert len(cells) > 20
+    variants = [{"grade": True, "solution": True, "points": 2}, {"locked": True}, {"grade": False}]
+    for cell in cells + [nbformat.from_dict({**c, "metadata": {"nbgrader": {**c.metadata.nbgrader, **v}}})
+                         for c in cells[:3] for v in variants]:
+        assert loader.nbgrader_checksum(cell) == compute_checksum(cell)

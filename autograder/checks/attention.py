@@ -9,7 +9,7 @@ from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
     expect_param_count, expect_present, expect_runs_on_meta,
 )
-from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, label, text
+from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, text
 
 A = "attention"
 SDPA, CAUSAL, MHA = "scaled_dot_product_attention", "causal_mask", "MultiHeadAttention"

@@ -1,8 +1,6 @@
 """Checks of the encoder assignment: positional encoding, the feed-forward network and
 the encoder block (post-LN and pre-LN)."""
 
-import math
-
 import torch
 import torch.nn.functional as F
 

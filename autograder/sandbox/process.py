@@ -6,30 +6,22 @@ never the grader's.
 """
 
 import atexit
-import fcntl
 import json
 import os
 import selectors
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
-import time
 import shutil
-from dataclasses import asdict, dataclass
-from pathlib import Path
-
-import numpy
-import torch
+import time
+from dataclasses import dataclass
 
 from autograder.sandbox import wire
+from autograder.sandbox.launch import Launch, take_early
 
-ZYGOTE_SCRIPT = Path(__file__).with_name("zygote.py")
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 OUTPUT_TAIL_BYTES = 8 * 1024
-UID_FIRST, UID_BLOCK, UID_BLOCKS = 61000, 64, 32  # uid ranges a run may claim for its workers
 
 
 class WorkerFailure(Exception):
@@ -65,67 +57,15 @@ class Limits:
                 "RLIMIT_NPROC": self.processes, "RLIMIT_CORE": 0}
 
 
-def _site_dirs():
-    """The folders torch and numpy live in; the workers get these and nothing else."""
-    dirs = []
-    for module in (torch, numpy):
-        folder = str(Path(module.__file__).resolve().parent.parent)
-        if folder not in dirs:
-            dirs.append(folder)
-    return dirs
-
-
-def kit_paths():
-    """What a worker must never see: the grader, the reference and the course files."""
-    import autograder
-    import solutions
-
-    kit = Path(autograder.__file__).resolve().parent
-    paths = {kit, Path(solutions.__file__).resolve().parent}
-    if (kit.parent / "course.toml").exists() or (kit.parent / "pyproject.toml").exists():
-        paths.add(kit.parent)  # a source checkout: hide all of it (hidden tests, course.toml)
-    return sorted(str(p) for p in paths)
-
-
-def python_paths():
-    """What a worker needs to read: the interpreter's installation and torch's."""
-    paths = {sys.prefix, sys.base_prefix, *_site_dirs()}
-    return sorted({str(Path(p).resolve()) for p in paths})
-
-
-def _claim_uid_block():
-    """A block of unprivileged uids no other grader run on this machine uses (RLIMIT_NPROC
-    counts per uid, and clean-up kills by uid): held with a lock file for the process's life."""
-    for block in range(UID_BLOCKS):
-        base = UID_FIRST + block * UID_BLOCK
-        handle = open(Path(tempfile.gettempdir()) / f"autograder-uids-{base}.lock", "w")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        return base, handle
-    raise RuntimeError(f"all {UID_BLOCKS} sandbox uid blocks are in use by other grader runs")
-
-
 class Zygote:
     """A process that imported torch once and forks an isolated worker per request."""
 
-    def __init__(self, hide=()):
+    def __init__(self, launch=None):
+        launch = launch or Launch()
+        self.process, self._control = launch.process, launch.control
+        self.uid_base, self._uid_lock = launch.uid_base, launch.uid_lock
+        self._scratch_root = launch.scratch_root
         self._lock = threading.Lock()
-        self.uid_base, self._uid_lock = _claim_uid_block()
-        self._scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
-        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = {"namespaces": True, "uid_base": self.uid_base, "limits": {},
-                    "hide": [*kit_paths(), *hide], "keep": python_paths(),
-                    "fallback_scratch": str(self._scratch_root / "probe")}
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), str(theirs.fileno()),
-             json.dumps(settings), *_site_dirs()],
-            stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), cwd=self._scratch_root,
-            env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"},
-            start_new_session=True)
-        theirs.close()
         self._control.settimeout(120)
         try:
             ready = json.loads(self._control.recv(1 << 16) or b"{}")
@@ -188,7 +128,7 @@ def shared_zygote():
     global _zygote
     with _zygote_lock:
         if _zygote is None or _zygote.process.poll() is not None:
-            _zygote = Zygote()
+            _zygote = Zygote(take_early())
             atexit.register(_zygote.close)
         return _zygote
 
