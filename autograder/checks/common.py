@@ -176,7 +176,7 @@ def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
 def expect_inputs_untouched(ctx, target, args, kwargs=None):
     """The forward must not modify its inputs in place."""
     kwargs = kwargs or {}
-    _, after = ctx.session.call(target, *args, **kwargs)
+    _, after = ctx.session.call_returning_inputs(target, *args, **kwargs)
     for index, (before, now) in enumerate(zip(args, after)):
         if isinstance(before, torch.Tensor) and (
                 not isinstance(now, torch.Tensor) or now.shape != before.shape

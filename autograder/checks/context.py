@@ -56,8 +56,7 @@ class Context:
         return self.session.new(name, *args, **kwargs)
 
     def call(self, target, *args, **kwargs):
-        result, _ = self.session.call(target, *args, **kwargs)
-        return result
+        return self.session.call(target, *args, **kwargs)
 
     def copy_weights(self, obj, reference_module):
         """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``)."""

@@ -254,6 +254,6 @@ class WorkerConnection:
                 kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        self._output.join(timeout=2)
+        # The drain thread ends by itself at EOF and closes its pipe: no need to wait for it.
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)

@@ -213,12 +213,20 @@ class Session:
         return {"func": target, "proxies": list(proxies or ())}
 
     def call(self, target, *args, proxies=None, **kwargs):
-        """Run a student function or module; returns (result, the inputs as they were after)."""
+        """Run a student function or module; returns its result."""
+        return self._call(target, args, kwargs, proxies, return_inputs=False)[0]
+
+    def call_returning_inputs(self, target, *args, **kwargs):
+        """Run it and also return the inputs as they were afterwards (to spot in-place edits)."""
+        return self._call(target, args, kwargs, None, return_inputs=True)
+
+    def _call(self, target, args, kwargs, proxies, return_inputs):
         reply = self._request({"op": "call", "target": self._target(target, proxies),
-                               "args": wire.encode_value(list(args)),
-                               "kwargs": wire.encode_value(kwargs)})
+                               "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
+                               "return_inputs": return_inputs})
         try:
-            return wire.decode_value(reply["result"]), wire.decode_value(reply["inputs_after"])
+            after = wire.decode_value(reply["inputs_after"]) if return_inputs else None
+            return wire.decode_value(reply["result"]), after
         except (KeyError, TypeError, wire.WireError) as error:
             raise WorkerFailure("bad_reply", str(error)) from None
 

@@ -311,7 +311,10 @@ class Worker:
         kwargs = wire.decode_value(request.get("kwargs", {}))
         with torch.no_grad():
             result = fn(*args, **kwargs)
-        return {"result": wire.encode_value(result), "inputs_after": wire.encode_value(args)}
+        reply = {"result": wire.encode_value(result)}
+        if request.get("return_inputs"):
+            reply["inputs_after"] = wire.encode_value(args)
+        return reply
 
     def op_grad(self, request):
         """Backpropagate <cotangent, first output>; return the gradients that arrived."""
