@@ -225,3 +225,20 @@ def expect_float64(ctx, out64, out32, ref64, ref32, what):
                   "yang bergantung pada dtype.",
                   "The float64 result differs from the float32 result of the same module; some "
                   "part depends on the dtype."))
+
+
+# -- parameter shapes the contract fixes ---------------------------------------------------
+def mha_shapes(d_model, prefix=""):
+    """wq, wk, wv, wo: nn.Linear(d_model, d_model) with bias."""
+    return {f"{prefix}{n}.{p}": ((d_model, d_model) if p == "weight" else (d_model,))
+            for n in ("wq", "wk", "wv", "wo") for p in ("weight", "bias")}
+
+
+def ffn_shapes(d_model, d_ff, prefix=""):
+    """l1 = nn.Linear(d_model, d_ff), l2 = nn.Linear(d_ff, d_model)."""
+    return {f"{prefix}l1.weight": (d_ff, d_model), f"{prefix}l1.bias": (d_ff,),
+            f"{prefix}l2.weight": (d_model, d_ff), f"{prefix}l2.bias": (d_model,)}
+
+
+def layernorm_shapes(d_model, *names):
+    return {f"{n}.{p}": (d_model,) for n in names for p in ("weight", "bias")}

@@ -6,9 +6,9 @@ import torch
 from autograder.checks.attention import expect_rows_sum_to_one
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradients_consistent, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta,
+    expect_param_count, expect_present, expect_runs_on_meta, ffn_shapes, layernorm_shapes,
+    mha_shapes,
 )
-from autograder.checks.encoder import _mha_shapes, ffn_shapes, layernorm_shapes
 from autograder.checks.registry import OUTPUT, check, fail, text
 
 D = "decoder"
@@ -79,7 +79,7 @@ def dec_param_count(ctx):
     for sizes in (ctx.chapter, ctx.hidden):
         obj = ctx.new(DEC, *dec_args(sizes))
         d = sizes.d_model
-        shapes = {**_mha_shapes(d, "self_attn."), **_mha_shapes(d, "cross_attn."),
+        shapes = {**mha_shapes(d, "self_attn."), **mha_shapes(d, "cross_attn."),
                   **ffn_shapes(d, sizes.d_ff, "ffn."), **layernorm_shapes(d, "ln1", "ln2", "ln3")}
         expect_param_count(ctx, obj, shapes, "DecoderBlock({}, {}, {})".format(*dec_args(sizes)))
 

@@ -105,4 +105,4 @@ def all_assignments():
 
 def _load_all():
     # Importing the modules runs their @check decorators.
-    from autograder.checks import attention, decoder, encoder  # noqa: F401
+    from autograder.checks import attention, decoder, encoder, encoder_block, multihead  # noqa: F401
