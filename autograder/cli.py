@@ -101,14 +101,18 @@ def grade_command(args, course, lang, out, err):
     assignment = _assignment(course, args.assignment)
     from autograder.sandbox import launch
 
-    launch.start_early()  # the zygote imports torch on another core while we import ours
+    # The zygote imports torch on another core while we import ours. Its workers see neither
+    # the submissions (other students' work) nor the output folder.
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} exists and is not a folder")
+    folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
+    args.out.mkdir(parents=True, exist_ok=True)
+    launch.start_early(hide=[*folders, args.out])
     from autograder import batch, loader  # torch and nbformat: not needed for usage errors
 
     checks = checks_for(assignment.name, course)
     if not checks:
         raise UsageError(f"assignment {assignment.name!r} has no checks yet")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
     submissions = loader.discover(args.paths, assignment.name, assignment.notebook)
     if not submissions:
         raise UsageError(f"no submissions found under {', '.join(map(str, args.paths))}")

@@ -2,6 +2,7 @@
 crash, no hang past the limits, nothing written or reached outside the worker."""
 
 import inspect
+import json
 import os
 import socket
 import threading
@@ -133,3 +134,63 @@ def test_failures_are_explained(batch):
     assert "stopped abruptly" in crash["sdpa.shape"].message["en"]
     hang = {o.check.id: o for o in results["loop_at_import"].outcomes}
     assert "Loading your code exceeded the time limit" in hang["sdpa.present"].message["en"]
+
+
+SPY = '''
+import glob, os
+import torch
+import torch.nn as nn
+
+def _copy_classmate():
+    """Find another student's notebook (or a report) and run its code cells."""
+    import json
+    for pattern in ("../*/*/*.ipynb", "/opt/**/*.ipynb", "/srv/**/*.ipynb", "/mnt/**/*.ipynb"):
+        for path in glob.glob(pattern, recursive=True):
+            if "spy" in path:
+                continue
+            namespace = {}
+            try:
+                for cell in json.load(open(path))["cells"]:
+                    if cell["cell_type"] == "code":
+                        exec("".join(cell["source"]), namespace)
+                return namespace
+            except Exception:
+                continue
+    return None
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    found = _copy_classmate()
+    if found:
+        return found["scaled_dot_product_attention"](q, k, v, mask)
+    return torch.zeros(*q.shape[:-1], v.shape[-1]), torch.zeros(*q.shape[:-1], k.shape[-2])
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and a separate uid need root")
+def test_other_students_and_the_output_folder_are_invisible(tmp_path):
+    """A class folder outside the kit and /tmp: a worker must see neither a classmate's
+    notebook nor the reports."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="autograder-class-", dir="/opt"))
+    try:
+        examples = Path(__file__).resolve().parent.parent / "examples" / "submissions"
+        shutil.copytree(examples / "andi", root / "submitted" / "andi")
+        spy = root / "submitted" / "spy" / "attention"
+        spy.mkdir(parents=True)
+        (spy / "attention.py").write_text(SPY)
+        for path in [root, *root.rglob("*")]:  # a class folder anyone on the machine may read
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(root / "submitted"),
+                               "-a", "attention", "-o", str(root / "reports")],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Points 43/43 andi" in done.stdout
+        report = json.loads((root / "reports" / "spy" / "results.json").read_text())
+        earned = [t["extra_data"]["check"] for t in report["tests"] if t["score"] > 0]
+        assert earned == ["sdpa.present"], earned
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -21,6 +21,8 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 # World-writable or private places a student could read or leave files in.
 ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run/user")
+# Never covered, even when asked (e.g. `autograder grade /`): the worker needs them.
+SYSTEM = {"/", "/proc", "/dev", "/sys", "/usr", "/etc", "/lib", "/lib64", "/bin", "/sbin", "/var", "/run"}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -55,7 +57,7 @@ def _private_filesystem(hide, keep):
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     keep = [k for k in keep if os.path.isdir(k)]
     handles = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep}
-    covered = sorted({*ALWAYS_HIDDEN, *hide}, key=len)
+    covered = sorted({*ALWAYS_HIDDEN, *hide} - SYSTEM, key=len)
     nested = [h for h in covered if any(_inside(h, k) and h != k for k in keep)]
     for path in covered:
         if path not in nested:

@@ -83,12 +83,13 @@ _early = None
 _early_lock = threading.Lock()
 
 
-def start_early():
-    """Start this process's zygote now; ``process.shared_zygote()`` will adopt it."""
+def start_early(hide=()):
+    """Start this process's zygote now; ``process.shared_zygote()`` will adopt it. ``hide``:
+    more folders its workers must not see (the batch's submissions and output folder)."""
     global _early
     with _early_lock:
         if _early is None:
-            _early = Launch()
+            _early = Launch(hide=[str(Path(p).resolve()) for p in hide])
 
 
 def take_early():
