@@ -56,17 +56,14 @@ class SubmissionResult:
 def grade(submission, course, slot=0):
     """Grade one submission; ``slot`` picks the sandbox uid (one per concurrent worker)."""
     started = time.monotonic()
-    checks = checks_for(submission.assignment, course)
-    result = SubmissionResult(submission.student, submission.assignment,
-                              str(submission.path) if submission.path else None)
-    if submission.path is None:
-        reason = load_problem({"code": submission.problem or "no_notebook", "detail": ""})
-        result.problems.append(reason)
-        result.outcomes = [Outcome(c, "skipped", 0.0, reason) for c in checks]
-        return _finish(result, started)
-    loaded = loader.load(submission.path, expected_grade_ids(course, submission.assignment))
+    if submission.path is None:  # nothing to read: every check is skipped with the reason
+        loaded = loader.LoadedCode(fatal=True, problems=[
+            {"code": submission.problem or "no_notebook", "detail": ""}])
+    else:
+        loaded = loader.load(submission.path, expected_grade_ids(course, submission.assignment))
     return grade_loaded(loaded, submission.student, submission.assignment, course,
-                        source=str(submission.path), started=started, slot=slot)
+                        source=str(submission.path) if submission.path else None,
+                        started=started, slot=slot)
 
 
 @functools.lru_cache(maxsize=32)
