@@ -52,6 +52,16 @@ def _accepts(declared, count, keywords, defaults):
     return all(p["default"] or p["name"] in keywords and p["name"] not in defaults for p in rest)
 
 
+def expect_submodules(obj, required):
+    """The contract's sub-modules exist under their attribute names; ``required`` maps each
+    name to the module type it must be (e.g. "Linear"), or to None for any module."""
+    missing = [name if kind is None else f"{name} (nn.{kind})" for name, kind in required.items()
+               if name not in obj.modules or kind is not None and obj.modules[name] != kind]
+    if missing:
+        fail(text(f"Sub-modul berikut tidak ditemukan: {', '.join(missing)}.",
+                  f"These sub-modules are missing: {', '.join(missing)}."))
+
+
 def expect_param_count(ctx, obj, expected_shapes, label):
     """Parameter paths and shapes match the contract, then the total."""
     total = sum(_numel(shape) for shape in obj.params.values())

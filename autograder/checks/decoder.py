@@ -6,8 +6,8 @@ import torch
 from autograder.checks.attention import expect_rows_sum_to_one
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradients_consistent, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, ffn_shapes, layernorm_shapes,
-    mha_shapes,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
+    layernorm_shapes, mha_shapes,
 )
 from autograder.checks.registry import OUTPUT, check, fail, text
 
@@ -63,11 +63,8 @@ def dec_present(ctx):
                  "nn.LayerNorm(d_model): ln1, ln2, ln3."))
 def dec_construct(ctx):
     obj = ctx.new(DEC, *dec_args(ctx.chapter))
-    missing = [n for n in ("self_attn", "cross_attn", "ffn") if n not in obj.modules]
-    missing += [n for n in ("ln1", "ln2", "ln3") if obj.modules.get(n) != "LayerNorm"]
-    if missing:
-        fail(text(f"Sub-modul berikut tidak ditemukan: {', '.join(missing)}.",
-                  f"These sub-modules are missing: {', '.join(missing)}."))
+    expect_submodules(obj, {"self_attn": None, "cross_attn": None, "ffn": None,
+                            "ln1": "LayerNorm", "ln2": "LayerNorm", "ln3": "LayerNorm"})
 
 
 @check("dec.param_count", assignment=D, target=DEC, category="param_count", points=2,

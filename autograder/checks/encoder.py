@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, ffn_shapes,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
 )
 from autograder.checks.registry import OUTPUT, check, fail, text
 
@@ -117,10 +117,7 @@ def ffn_present(ctx):
        title=text("Dapat dibuat; punya l1 dan l2", "Can be built; has l1 and l2"), hint=HINT_FFN)
 def ffn_construct(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
-    missing = [n for n in ("l1", "l2") if obj.modules.get(n) != "Linear"]
-    if missing:
-        fail(text(f"Sub-modul nn.Linear berikut tidak ditemukan: {', '.join(missing)}.",
-                  f"These nn.Linear sub-modules are missing: {', '.join(missing)}."))
+    expect_submodules(obj, {"l1": "Linear", "l2": "Linear"})
 
 
 @check("ffn.param_count", assignment=E, target=FFN, category="param_count", points=1,

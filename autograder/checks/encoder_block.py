@@ -5,6 +5,7 @@ import torch
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradients_consistent,
     expect_inputs_untouched, expect_param_count, expect_present, expect_runs_on_meta,
+    expect_submodules,
     ffn_shapes, first_output, layernorm_shapes, mha_shapes,
 )
 from autograder.checks.context import SUBLAYERS
@@ -53,11 +54,7 @@ def enc_present(ctx):
 def enc_construct(ctx):
     for prenorm in (False, True):
         obj = ctx.new(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
-        missing = [n for n in ("attn", "ffn") if n not in obj.modules]
-        missing += [n for n in ("ln1", "ln2") if obj.modules.get(n) != "LayerNorm"]
-        if missing:
-            fail(text(f"Sub-modul berikut tidak ditemukan: {', '.join(missing)}.",
-                      f"These sub-modules are missing: {', '.join(missing)}."))
+        expect_submodules(obj, {"attn": None, "ffn": None, "ln1": "LayerNorm", "ln2": "LayerNorm"})
 
 
 @check("enc.param_count", assignment=E, target=ENC, category="param_count", points=2,

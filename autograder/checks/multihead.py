@@ -8,7 +8,7 @@ from autograder.checks.attention import (
 )
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, mha_shapes,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, mha_shapes,
 )
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, text
 
@@ -64,10 +64,7 @@ def mha_present(ctx):
                  "`MultiHeadAttention(16, 4)` must succeed and create wq, wk, wv, wo as nn.Linear."))
 def mha_construct(ctx):
     obj = ctx.new(MHA, ctx.chapter.d_model, ctx.chapter.num_heads)
-    missing = [n for n in ("wq", "wk", "wv", "wo") if obj.modules.get(n) != "Linear"]
-    if missing:
-        fail(text(f"Sub-modul nn.Linear berikut tidak ditemukan: {', '.join(missing)}.",
-                  f"These nn.Linear sub-modules are missing: {', '.join(missing)}."))
+    expect_submodules(obj, dict.fromkeys(("wq", "wk", "wv", "wo"), "Linear"))
 
 
 @check("mha.divisibility_error", assignment=A, target=MHA, category="api", points=1,
