@@ -1,17 +1,22 @@
-"""The nbgrader source notebooks: built by assignments/build_notebooks.py, true to the reference
-solution, one hidden test cell per graded target, and runnable top to bottom with full marks."""
+"""The nbgrader source notebooks: built by assignments/build_notebooks.py from the text files in
+assignments/notebooks/ and the code in solutions/, true to the reference solution, one hidden
+test cell per graded target, and runnable top to bottom with full marks."""
 
 import ast
+import tomllib
 
+import jupytext
 import pytest
 from nbclient import NotebookClient
 
 from nbgrader_helpers import (
-    ASSIGNMENTS, SOLUTION_MARKERS, environment, hidden_target, hidden_test_source, is_hidden_test,
-    is_read_only, is_solution, load_build_script, nbgrader_meta, read_notebook,
+    ASSIGNMENTS, COURSE_DIR, SOLUTION_MARKERS, environment, hidden_target, hidden_test_source,
+    is_hidden_test, is_read_only, is_solution, load_build_script, nbgrader_meta, read_notebook,
     reference_definitions, registry_points, source_notebook, strip_solution_markers,
     top_level_definitions,
 )
+
+TEXTS = COURSE_DIR / "notebooks"
 
 # What each notebook defines: the targets students write, plus the code given to them.
 DEFINED = {
@@ -24,8 +29,13 @@ DEFINED = {
 
 
 @pytest.fixture(scope="module")
-def built():
-    return load_build_script().build_all()
+def builder():
+    return load_build_script()
+
+
+@pytest.fixture(scope="module")
+def built(builder):
+    return builder.build_all()
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +59,21 @@ def test_committed_notebook_is_what_the_build_script_writes(assignment, built):
     path = source_notebook(assignment)
     assert path.exists(), f"{path} is missing: run python assignments/build_notebooks.py"
     assert path.read_text(encoding="utf-8") == built[path], (
-        f"{path.name} differs from what assignments/build_notebooks.py produces (the script is the "
-        "source of truth, and the points come from the check registry): rerun the script")
+        f"{path.name} differs from what assignments/build_notebooks.py builds from "
+        f"assignments/notebooks/{assignment}.py, solutions/ and the check registry's points: "
+        "rerun the script")
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_text_file_holds_no_reference_code(assignment, reference):
+    """Solutions and given code come from solutions/ through `# fill:`, never as a copy."""
+    text = (TEXTS / f"{assignment}.py").read_text(encoding="utf-8")
+    for cell in jupytext.reads(text, fmt="py:percent").cells:
+        if cell.cell_type != "code":
+            continue
+        copied = set(top_level_definitions(cell.source)) & set(reference)
+        assert not copied, f"{assignment}.py copies {sorted(copied)}: use `# fill: solutions...`"
+        assert not set(SOLUTION_MARKERS) & {line.strip() for line in cell.source.split("\n")}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -75,8 +98,69 @@ def test_solution_and_given_code_equal_the_reference(assignment, reference):
             defined[name] = dump
     assert set(defined) == DEFINED[assignment]
     drifted = [name for name, dump in defined.items() if dump != reference.get(name)]
-    assert not drifted, (f"{assignment}: {drifted} differ from solutions/*.py; update the code in "
-                         "assignments/build_notebooks.py and rebuild")
+    assert not drifted, (f"{assignment}: {drifted} differ from solutions/*.py: rebuild with "
+                         "assignments/build_notebooks.py (if that does not help, its `# fill:` broke)")
+
+
+def _docstrings(nodes, prefix=""):
+    """{qualified name: docstring} of the functions, classes and methods among ``nodes``."""
+    found = {}
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            docstring = ast.get_docstring(node, clean=True)
+            if docstring is not None:
+                found[prefix + node.name] = docstring
+            if isinstance(node, ast.ClassDef):
+                found.update(_docstrings(node.body, prefix=f"{node.name}."))
+    return found
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_students_see_the_indonesian_docstrings(assignment):
+    """Every docstring of the reference code in a notebook is the one in docstrings.toml."""
+    with open(TEXTS / "docstrings.toml", "rb") as handle:
+        wanted = {name: text.strip("\n") for name, text in tomllib.load(handle).items()}
+    nb = read_notebook(source_notebook(assignment))
+    for cell in code_cells(nb):
+        if is_hidden_test(cell) or not top_level_definitions(strip_solution_markers(cell.source)):
+            continue
+        code = ast.parse(strip_solution_markers(cell.source))
+        for name, docstring in _docstrings(code.body).items():
+            assert docstring == wanted.get(name), f"{cell.id}: the docstring of {name}"
+
+
+def test_fill_wraps_every_function_body_of_a_solution(builder):
+    code = builder.Definitions().code("solutions.attention", "MultiHeadAttention", solution=True)
+    lines = code.split("\n")
+    assert lines.count("        ### BEGIN SOLUTION") == lines.count("        ### END SOLUTION") == 3
+    assert lines[lines.index("    def __init__(self, d_model, num_heads):") + 1] == \
+        "        super().__init__()"  # outside the region: nbgrader's stub keeps it
+    given = builder.Definitions().code("solutions.attention", "MultiHeadAttention", solution=False)
+    assert given == strip_solution_markers(code)
+
+
+BROKEN_TEXTS = {  # (text in attention.py, replacement): each one the build must refuse
+    "literal solution": ("# fill: solutions.attention.causal_mask",
+                         "def causal_mask(t):\n    return torch.ones(t, t).triu(1).bool()"),
+    "unknown name": ("# fill: solutions.attention.causal_mask", "# fill: solutions.attention.mask"),
+    "unknown module": ("# fill: solutions.attention.causal_mask", "# fill: solutions.attn.causal_mask"),
+    "fill mixed with code": ("# fill: solutions.attention.causal_mask",
+                             "# fill: solutions.attention.causal_mask\nprint(1)"),
+    "hidden test for no target": ("# grade: causal_mask", "# grade: causal_masks"),
+    "no role": ('# %% nbgrader="read-only" grade_id="imports"', "# %%"),
+    "points of no target": ("{{points:causal_mask}}", "{{points:causal}}"),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN_TEXTS)
+def test_build_refuses_a_broken_text_file(builder, case, tmp_path, monkeypatch):
+    old, new = BROKEN_TEXTS[case]
+    text = (TEXTS / "attention.py").read_text(encoding="utf-8")
+    assert old in text
+    (tmp_path / "attention.py").write_text(text.replace(old, new, 1), encoding="utf-8")
+    monkeypatch.setattr(builder, "TEXTS", tmp_path)
+    with pytest.raises(builder.BuildError):
+        builder.notebook("attention", builder.Definitions())
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
