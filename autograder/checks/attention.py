@@ -1,109 +1,25 @@
-"""Checks of the attention assignment: scaled dot-product attention and the causal mask,
-and the verdicts on attention weights that multihead.py and decoder.py share."""
+"""Checks of the attention assignment: scaled dot-product attention and the causal mask
+(multi-head attention is in multihead.py)."""
 
 import math
 
 import torch
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
-    expect_present, expect_runs_on_meta,
+    HINT_MASK, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
+    expect_gradient_flow, expect_inputs_untouched, expect_masked, expect_present,
+    expect_rows_sum_to_one, expect_runs_on_meta, padding_mask,
 )
-from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, text
+from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
+from autograder.texts import bilingual
 
-A = "attention"
-SDPA, CAUSAL, MHA = "scaled_dot_product_attention", "causal_mask", "MultiHeadAttention"
+SDPA, CAUSAL = "scaled_dot_product_attention", "causal_mask"
 
-HINT_SDPA = text(
+HINT_SDPA = bilingual(
     "Periksa rumus softmax(q kᵀ / √d_k) v: skala dengan akar d_k (ukuran sumbu terakhir q), "
     "softmax pada sumbu terakhir (sumbu kunci), lalu kalikan dengan v.",
     "Check the formula softmax(q kᵀ / √d_k) v: scale by the square root of d_k (the last "
     "axis of q), take the softmax over the last axis (the keys), then multiply by v.")
-HINT_MASK = text(
-    "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau "
-    "bilangan negatif sangat besar) SEBELUM softmax, mis. `scores.masked_fill(mask, "
-    "float('-inf'))`. Ingat: salah satu bab memakai konvensi terbalik (mask == 0 diblokir).",
-    "The mask is boolean with True = BLOCKED. Fill blocked scores with -inf (or a very large "
-    "negative number) BEFORE the softmax, e.g. `scores.masked_fill(mask, float('-inf'))`. "
-    "Careful: one chapter uses the opposite convention (mask == 0 blocks).")
-
-
-# -- shared verdicts on attention weights ---------------------------------------------------
-def expect_rows_sum_to_one(ctx, weights):
-    tol = ctx.tolerance("property")
-    sums = weights.double().sum(-1)
-    if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
-        columns = weights.double().sum(-2)
-        if weights.shape[-1] != weights.shape[-2] and torch.allclose(
-                columns, torch.ones_like(columns), atol=1e-5):
-            detail = text(" Kolomnya yang berjumlah 1: softmax diambil pada sumbu yang salah.",
-                          " Its columns sum to 1: the softmax is taken over the wrong axis.")
-        else:
-            detail = text("", "")
-        fail(text("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci)."
-                  + detail["id"],
-                  "Every row of the attention weights must sum to 1 (a distribution over the keys)."
-                  + detail["en"]))
-
-
-def expect_masked(ctx, weights, mask):
-    """Blocked positions get weight 0; an inverted convention is named as such."""
-    weights = weights.nan_to_num(0.0)  # a row with every key blocked is NaN with -inf
-    mask = mask.expand_as(weights)
-    blocked = weights[mask]
-    if blocked.numel() and float(blocked.abs().max()) <= 1e-9:
-        return
-    # Under an inverted mask, rows without any True have every key blocked: their weights
-    # are NaN (-inf) or uniform (-1e9), so only the other rows can show the inversion.
-    inverted_rows = mask.any(dim=-1, keepdim=True).expand_as(mask)
-    allowed = weights[~mask & inverted_rows]
-    if allowed.numel() and float(allowed.abs().max()) <= 1e-9:
-        fail(text("Mask terbalik: posisi bernilai True justru diperhatikan dan posisi False "
-                  "diblokir. Di tugas ini True berarti DIBLOKIR (seperti "
-                  "`torch.nn.MultiheadAttention`), bukan konvensi `mask == 0` dari salah satu bab.",
-                  "Inverted mask: positions that are True are attended to and False ones are "
-                  "blocked. Here True means BLOCKED (as in `torch.nn.MultiheadAttention`), not "
-                  "the `mask == 0` convention of one chapter."))
-    fail(text("Posisi yang diblokir mask masih mendapat bobot attention tidak nol. Terapkan "
-              "mask pada skor sebelum softmax.",
-              "Blocked positions still get a non-zero attention weight. Apply the mask to the "
-              "scores before the softmax."))
-
-
-def padding_mask(batch, length, blocked_per_item):
-    """(B, 1, 1, Tk) with the last ``blocked_per_item[b]`` keys of item b blocked."""
-    mask = torch.zeros(batch, 1, 1, length, dtype=torch.bool)
-    for b, count in enumerate(blocked_per_item):
-        if count:
-            mask[b, ..., length - count:] = True
-    return mask
-
-
-def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
-    """Changing the values of blocked keys must not change the outputs of the queries they
-    are blocked for."""
-    values = args[values_index]
-    batch_shape, tq, tk = values.shape[:-2], args[0].shape[-2], values.shape[-2]
-    blocked = mask
-    while blocked.dim() > len(batch_shape) + 2:  # fold the head axis of a (B, 1, 1, Tk) mask
-        blocked = blocked.all(dim=len(batch_shape))
-    blocked = blocked.expand(*batch_shape, tq, tk)
-    keys = blocked.all(dim=-2)  # keys no query of the item may see (padding)
-    rows = torch.ones(*batch_shape, tq, dtype=torch.bool)
-    if not keys.any():  # a causal mask: change the later keys, watch the earlier queries
-        keys = torch.zeros(*batch_shape, tk, dtype=torch.bool)
-        keys[..., tk // 2:] = True
-        rows = blocked[..., tk // 2:].all(dim=-1)
-    noise = ctx.randn(*values.shape, dtype=values.dtype, scale=3)
-    changed = list(args)
-    changed[values_index] = torch.where(keys.unsqueeze(-1), noise, values)
-    out, out2 = run(list(args)), run(changed)
-    tol = ctx.tolerance("property")
-    if out.shape != out2.shape or not torch.allclose(out[rows], out2[rows], rtol=tol.rtol, atol=tol.atol):
-        fail(text("Keluaran berubah ketika nilai (v) pada kunci yang diblokir diubah: "
-                  "posisi yang diblokir masih ikut dihitung.",
-                  "The output changes when the values (v) of blocked keys change: blocked "
-                  "positions still contribute."))
 
 
 def diagnose_sdpa(q, k, v, weights):
@@ -111,10 +27,10 @@ def diagnose_sdpa(q, k, v, weights):
     scores = q.double() @ k.double().transpose(-2, -1)
     d_k = q.shape[-1]
     candidates = [
-        (scores.softmax(-1), text("tanpa skala 1/√d_k", "without the 1/√d_k scale")),
-        ((scores / d_k).softmax(-1), text("dibagi d_k, bukan √d_k", "divided by d_k, not √d_k")),
+        (scores.softmax(-1), bilingual("tanpa skala 1/√d_k", "without the 1/√d_k scale")),
+        ((scores / d_k).softmax(-1), bilingual("dibagi d_k, bukan √d_k", "divided by d_k, not √d_k")),
         ((scores / math.sqrt(d_k)).softmax(-2),
-         text("softmax pada sumbu kueri, bukan sumbu kunci", "softmax over the queries, not the keys")),
+         bilingual("softmax pada sumbu kueri, bukan sumbu kunci", "softmax over the queries, not the keys")),
     ]
     for expected, label in candidates:
         if weights.shape == expected.shape and torch.allclose(weights.double(), expected, atol=1e-5):
@@ -123,11 +39,11 @@ def diagnose_sdpa(q, k, v, weights):
 
 
 # -- scaled_dot_product_attention -----------------------------------------------------------
-@check("sdpa.present", assignment=A, target=SDPA, category="api", points=1,
-       title=text("Fungsi ada dengan tanda tangan (q, k, v, mask=None)",
-                  "Function exists with signature (q, k, v, mask=None)"),
-       hint=text("Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.",
-                 "Define `def scaled_dot_product_attention(q, k, v, mask=None)`."))
+@check("sdpa.present", assignment="attention", target=SDPA, category="api", points=1,
+       title=bilingual("Fungsi ada dengan tanda tangan (q, k, v, mask=None)",
+                       "Function exists with signature (q, k, v, mask=None)"),
+       hint=bilingual("Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.",
+                      "Define `def scaled_dot_product_attention(q, k, v, mask=None)`."))
 def sdpa_present(ctx):
     expect_present(ctx, SDPA, "function", 3, keywords=("mask",), defaults=("mask",),
                    signature="scaled_dot_product_attention(q, k, v, mask=None)")
@@ -138,12 +54,12 @@ def _sdpa_inputs(ctx, batch=(2, 3), tq=5, tk=7, d_k=8, d_v=6, dtype=torch.float3
             ctx.randn(*batch, tk, d_v, dtype=dtype))
 
 
-@check("sdpa.shape", assignment=A, target=SDPA, category="shape", points=1, needs=("sdpa.present",),
-       title=text("Bentuk keluaran dan bobot", "Shapes of output and weights"),
-       hint=text("Keluaran berbentuk (..., Tq, d_v) dan bobot (..., Tq, Tk); Tq, Tk, d_k dan d_v "
-                 "boleh berbeda satu sama lain.",
-                 "The output is (..., Tq, d_v) and the weights (..., Tq, Tk); Tq, Tk, d_k and "
-                 "d_v may all differ."))
+@check("sdpa.shape", assignment="attention", target=SDPA, category="shape", points=1, needs=("sdpa.present",),
+       title=bilingual("Bentuk keluaran dan bobot", "Shapes of output and weights"),
+       hint=bilingual("Keluaran berbentuk (..., Tq, d_v) dan bobot (..., Tq, Tk); Tq, Tk, d_k dan d_v "
+                      "boleh berbeda satu sama lain.",
+                      "The output is (..., Tq, d_v) and the weights (..., Tq, Tk); Tq, Tk, d_k and "
+                      "d_v may all differ."))
 def sdpa_shape(ctx):
     for batch in ((2, 3), (4,)):
         q, k, v = _sdpa_inputs(ctx, batch=batch)
@@ -153,8 +69,8 @@ def sdpa_shape(ctx):
         ctx.expect_nontrivial(out, v)
 
 
-@check("sdpa.numeric", assignment=A, target=SDPA, category="numeric_vs_reference", points=3,
-       needs=("sdpa.shape",), title=text("Nilai sama dengan solusi acuan", "Values match the reference"),
+@check("sdpa.numeric", assignment="attention", target=SDPA, category="numeric_vs_reference", points=3,
+       needs=("sdpa.shape",), title=bilingual("Nilai sama dengan solusi acuan", "Values match the reference"),
        hint=HINT_SDPA)
 def sdpa_numeric(ctx):
     q, k, v = _sdpa_inputs(ctx)
@@ -165,16 +81,16 @@ def sdpa_numeric(ctx):
     if not ctx.close(weights, ref_weights):
         label = diagnose_sdpa(q, k, v, weights)
         if label:
-            fail(text(f"Bobot attention Anda cocok dengan versi {label['id']}.",
-                      f"Your attention weights match the version {label['en']}."))
+            fail(bilingual(f"Bobot attention Anda cocok dengan versi {label['id']}.",
+                           f"Your attention weights match the version {label['en']}."))
     ctx.expect_close(weights, ref_weights, WEIGHTS)
     ctx.expect_close(out, ref_out, OUTPUT)
 
 
-@check("sdpa.float64", assignment=A, target=SDPA, category="dtype", points=1, needs=("sdpa.shape",),
-       title=text("Bekerja dalam float64", "Works in float64"),
-       hint=text("Jangan menetapkan dtype secara tetap; tensor baru ikut dtype masukan.",
-                 "Do not hard-code a dtype; new tensors follow the input's dtype."))
+@check("sdpa.float64", assignment="attention", target=SDPA, category="dtype", points=1, needs=("sdpa.shape",),
+       title=bilingual("Bekerja dalam float64", "Works in float64"),
+       hint=bilingual("Jangan menetapkan dtype secara tetap; tensor baru ikut dtype masukan.",
+                      "Do not hard-code a dtype; new tensors follow the input's dtype."))
 def sdpa_float64(ctx):
     q, k, v = _sdpa_inputs(ctx, dtype=torch.float64)
     out64, weights64 = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
@@ -182,14 +98,14 @@ def sdpa_float64(ctx):
     ref64, ref_weights64 = ctx.reference.scaled_dot_product_attention(q, k, v)
     ref32, ref_weights32 = ctx.reference.scaled_dot_product_attention(q.float(), k.float(), v.float())
     expect_float64(ctx, weights64, weights32, ref_weights64, ref_weights32,
-                   text("Bobot (float64)", "The weights (float64)"))
-    expect_float64(ctx, out64, out32, ref64, ref32, text("Keluaran (float64)", "The output (float64)"))
+                   bilingual("Bobot (float64)", "The weights (float64)"))
+    expect_float64(ctx, out64, out32, ref64, ref32, bilingual("Keluaran (float64)", "The output (float64)"))
 
 
-@check("sdpa.rows_sum_to_one", assignment=A, target=SDPA, category="rows_sum_to_one", points=1,
-       needs=("sdpa.shape",), title=text("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
-       hint=text("softmax harus diambil pada sumbu terakhir (dim=-1).",
-                 "The softmax must be taken over the last axis (dim=-1)."))
+@check("sdpa.rows_sum_to_one", assignment="attention", target=SDPA, category="rows_sum_to_one", points=1,
+       needs=("sdpa.shape",), title=bilingual("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
+       hint=bilingual("softmax harus diambil pada sumbu terakhir (dim=-1).",
+                      "The softmax must be taken over the last axis (dim=-1)."))
 def sdpa_rows(ctx):
     q, k, v = _sdpa_inputs(ctx)
     out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
@@ -212,23 +128,24 @@ def _masking_verdicts(ctx, q, k, v, mask):
         2, (q, k, v), mask)
 
 
-@check("sdpa.causal_masking", assignment=A, target=SDPA, category="masking", points=2,
-       needs=("sdpa.shape",), title=text("Mask kausal (Tq, Tk)", "Causal (Tq, Tk) mask"), hint=HINT_MASK)
+@check("sdpa.causal_masking", assignment="attention", target=SDPA, category="masking", points=2,
+       needs=("sdpa.shape",), title=bilingual("Mask kausal (Tq, Tk)", "Causal (Tq, Tk) mask"), hint=HINT_MASK)
 def sdpa_causal_masking(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
     _masking_verdicts(ctx, q, k, v, ctx.reference.causal_mask(6))
 
 
-@check("sdpa.padding_masking", assignment=A, target=SDPA, category="masking", points=2,
-       needs=("sdpa.shape",), title=text("Mask padding (B, 1, 1, Tk)", "Padding (B, 1, 1, Tk) mask"),
+@check("sdpa.padding_masking", assignment="attention", target=SDPA, category="masking", points=2,
+       needs=("sdpa.shape",), title=bilingual("Mask padding (B, 1, 1, Tk)", "Padding (B, 1, 1, Tk) mask"),
        hint=HINT_MASK)
 def sdpa_padding_masking(ctx):
     q, k, v = _sdpa_inputs(ctx, batch=(3, 2), tq=5, tk=7)
     _masking_verdicts(ctx, q, k, v, padding_mask(3, 7, (2, 0, 4)))
 
 
-@check("sdpa.mask_convention", assignment=A, target=SDPA, category="mask_convention", points=1,
-       needs=("sdpa.shape",), title=text("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
+@check("sdpa.mask_convention", assignment="attention", target=SDPA, category="mask_convention", points=1,
+       needs=("sdpa.shape",),
+       title=bilingual("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
        hint=HINT_MASK)
 def sdpa_mask_convention(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
@@ -238,88 +155,91 @@ def sdpa_mask_convention(ctx):
     expect_masked(ctx, weights, mask)
 
 
-@check("sdpa.gradient_flow", assignment=A, target=SDPA, category="gradient_flow", points=1,
-       needs=("sdpa.shape",), title=text("Gradien mengalir ke q, k dan v", "Gradients flow to q, k and v"),
-       hint=text("Jangan memakai `.detach()`, `.data`, `.numpy()` atau `torch.no_grad()` di dalam fungsi.",
-                 "Do not use `.detach()`, `.data`, `.numpy()` or `torch.no_grad()` inside the function."))
+@check("sdpa.gradient_flow", assignment="attention", target=SDPA, category="gradient_flow", points=1,
+       needs=("sdpa.shape",), title=bilingual("Gradien mengalir ke q, k dan v", "Gradients flow to q, k and v"),
+       hint=bilingual("Jangan memakai `.detach()`, `.data`, `.numpy()` atau `torch.no_grad()` di dalam fungsi.",
+                      "Do not use `.detach()`, `.data`, `.numpy()` or `torch.no_grad()` inside the function."))
 def sdpa_gradient_flow(ctx):
     q, k, v = _sdpa_inputs(ctx)
     expect_gradient_flow(ctx, SDPA, (q, k, v), ctx.randn(2, 3, 5, 6), inputs=(0, 1, 2))
 
 
-@check("sdpa.batch_independence", assignment=A, target=SDPA, category="batch_independence", points=1,
-       needs=("sdpa.shape",), title=text("Item batch saling bebas", "Batch items are independent"),
-       hint=text("Operasi matriks harus bekerja per item batch: pakai `k.transpose(-2, -1)`, bukan `k.T`.",
-                 "Matrix products must work per batch item: use `k.transpose(-2, -1)`, not `k.T`."))
+@check("sdpa.batch_independence", assignment="attention", target=SDPA, category="batch_independence", points=1,
+       needs=("sdpa.shape",), title=bilingual("Item batch saling bebas", "Batch items are independent"),
+       hint=bilingual("Operasi matriks harus bekerja per item batch: pakai `k.transpose(-2, -1)`, bukan `k.T`.",
+                      "Matrix products must work per batch item: use `k.transpose(-2, -1)`, not `k.T`."))
 def sdpa_batch_independence(ctx):
     expect_batch_independent(ctx, SDPA, _sdpa_inputs(ctx), vary=(0, 1, 2))
 
 
-@check("sdpa.no_inplace", assignment=A, target=SDPA, category="api", points=1, needs=("sdpa.shape",),
-       title=text("Masukan tidak diubah", "Inputs are not modified"),
-       hint=text("Jangan mengubah q, k, v atau mask di tempat.", "Do not modify q, k, v or mask in place."))
+@check("sdpa.no_inplace", assignment="attention", target=SDPA, category="api", points=1, needs=("sdpa.shape",),
+       title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
+       hint=bilingual("Jangan mengubah q, k, v atau mask di tempat.",
+                      "Do not modify q, k, v or mask in place."))
 def sdpa_no_inplace(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
     expect_inputs_untouched(ctx, SDPA, (q, k, v), {"mask": ctx.reference.causal_mask(6)})
     expect_inputs_untouched(ctx, SDPA, (q, k, v))
 
 
-@check("sdpa.device_agnostic", assignment=A, target=SDPA, category="device_agnostic", points=1,
-       needs=("sdpa.shape",), title=text("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=text("Tensor yang dibuat di dalam fungsi harus berada di device masukan.",
-                 "Tensors created inside the function must be on the input's device."))
+@check("sdpa.device_agnostic", assignment="attention", target=SDPA, category="device_agnostic", points=1,
+       needs=("sdpa.shape",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
+       hint=bilingual("Tensor yang dibuat di dalam fungsi harus berada di device masukan.",
+                      "Tensors created inside the function must be on the input's device."))
 def sdpa_device_agnostic(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
     expect_runs_on_meta(ctx, SDPA, (), (q, k, v), {"mask": ctx.reference.causal_mask(6)}, function=True)
 
 
 # -- causal_mask ----------------------------------------------------------------------------------
-HINT_CAUSAL = text(
+HINT_CAUSAL = bilingual(
     "causal_mask(t) mengembalikan tensor bool (t, t) yang True tepat DI ATAS diagonal: "
     "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`. Diagonal sendiri tidak diblokir.",
     "causal_mask(t) returns a bool (t, t) tensor that is True strictly ABOVE the diagonal: "
     "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`. The diagonal itself is not blocked.")
 
 
-@check("causal.present", assignment=A, target=CAUSAL, category="api", points=1,
-       title=text("Fungsi causal_mask(t) ada", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
+@check("causal.present", assignment="attention", target=CAUSAL, category="api", points=1,
+       title=bilingual("Fungsi causal_mask(t) ada", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
 def causal_present(ctx):
     expect_present(ctx, CAUSAL, "function", 1, signature="causal_mask(t)")
 
 
-@check("causal.shape", assignment=A, target=CAUSAL, category="shape", points=1, needs=("causal.present",),
-       title=text("Bentuk (t, t)", "Shape (t, t)"), hint=HINT_CAUSAL)
+@check("causal.shape", assignment="attention", target=CAUSAL, category="shape", points=1,
+       needs=("causal.present",),
+       title=bilingual("Bentuk (t, t)", "Shape (t, t)"), hint=HINT_CAUSAL)
 def causal_shape(ctx):
     for t in (4, ctx.hidden.length):
         mask = ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
         ctx.expect_nontrivial(mask.double())
 
 
-@check("causal.dtype", assignment=A, target=CAUSAL, category="dtype", points=1, needs=("causal.present",),
-       title=text("Bertipe bool", "Has dtype bool"), hint=HINT_CAUSAL)
+@check("causal.dtype", assignment="attention", target=CAUSAL, category="dtype", points=1,
+       needs=("causal.present",),
+       title=bilingual("Bertipe bool", "Has dtype bool"), hint=HINT_CAUSAL)
 def causal_dtype(ctx):
     mask = ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", dtype=torch.bool)
     ctx.expect_nontrivial(mask.double())
 
 
-@check("causal.convention", assignment=A, target=CAUSAL, category="mask_convention", points=1,
-       needs=("causal.present",), title=text("Masa depan diblokir, masa lalu tidak",
-                                             "The future is blocked, the past is not"), hint=HINT_CAUSAL)
+@check("causal.convention", assignment="attention", target=CAUSAL, category="mask_convention", points=1,
+       needs=("causal.present",), title=bilingual("Masa depan diblokir, masa lalu tidak",
+                                                  "The future is blocked, the past is not"), hint=HINT_CAUSAL)
 def causal_convention(ctx):
     mask = ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", shape=(4, 4))
     future, past = bool(mask[0, 3]), bool(mask[3, 0])
     if not future and past:
-        fail(text("Mask terbalik: posisi masa lalu diblokir dan masa depan dibiarkan. True harus "
-                  "berarti DIBLOKIR dan berada di atas diagonal (triu, bukan tril).",
-                  "Inverted mask: past positions are blocked and future ones allowed. True must "
-                  "mean BLOCKED and lie above the diagonal (triu, not tril)."))
+        fail(bilingual("Mask terbalik: posisi masa lalu diblokir dan masa depan dibiarkan. True harus "
+                       "berarti DIBLOKIR dan berada di atas diagonal (triu, bukan tril).",
+                       "Inverted mask: past positions are blocked and future ones allowed. True must "
+                       "mean BLOCKED and lie above the diagonal (triu, not tril)."))
     if not future or past:
-        fail(text("Mask kausal harus True untuk kunci di masa depan (j > i) dan False untuk masa lalu.",
-                  "The causal mask must be True for future keys (j > i) and False for past ones."))
+        fail(bilingual("Mask kausal harus True untuk kunci di masa depan (j > i) dan False untuk masa lalu.",
+                       "The causal mask must be True for future keys (j > i) and False for past ones."))
 
 
-@check("causal.values", assignment=A, target=CAUSAL, category="masking", points=2,
-       needs=("causal.present",), title=text("Nilai mask kausal tepat", "Exact causal mask values"),
+@check("causal.values", assignment="attention", target=CAUSAL, category="masking", points=2,
+       needs=("causal.present",), title=bilingual("Nilai mask kausal tepat", "Exact causal mask values"),
        hint=HINT_CAUSAL)
 def causal_values(ctx):
     for t in (5, ctx.hidden.length, 1):
@@ -329,12 +249,12 @@ def causal_values(ctx):
         if torch.equal(got, expected):
             continue
         if t > 1 and torch.equal(got, ~expected):
-            fail(text("Mask terbalik: True harus berarti DIBLOKIR (posisi masa depan).",
-                      "Inverted mask: True must mean BLOCKED (the future positions)."))
+            fail(bilingual("Mask terbalik: True harus berarti DIBLOKIR (posisi masa depan).",
+                           "Inverted mask: True must mean BLOCKED (the future positions)."))
         if t > 1 and torch.equal(got, expected | torch.eye(t, dtype=torch.bool)):
-            fail(text("Diagonal ikut diblokir (diagonal=0): token harus boleh memperhatikan dirinya "
-                      "sendiri. Pakai diagonal=1.",
-                      "The diagonal is blocked too (diagonal=0): a token must be able to attend to "
-                      "itself. Use diagonal=1."))
-        fail(text(f"causal_mask({t}) tidak sama dengan triu(ones, diagonal=1).",
-                  f"causal_mask({t}) is not triu(ones, diagonal=1)."))
+            fail(bilingual("Diagonal ikut diblokir (diagonal=0): token harus boleh memperhatikan dirinya "
+                           "sendiri. Pakai diagonal=1.",
+                           "The diagonal is blocked too (diagonal=0): a token must be able to attend to "
+                           "itself. Use diagonal=1."))
+        fail(bilingual(f"causal_mask({t}) tidak sama dengan triu(ones, diagonal=1).",
+                       f"causal_mask({t}) is not triu(ones, diagonal=1)."))

@@ -1,8 +1,10 @@
-"""Verdicts shared by the checks of several assignments (all decided in the trusted process)."""
+"""Verdicts and hints shared by more than one check module (all decided in the trusted
+process). Check modules import from here, never from each other."""
 
 import torch
 
-from autograder.checks.registry import OUTPUT, fail, text
+from autograder.checks.registry import OUTPUT, fail
+from autograder.texts import bilingual
 
 
 def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords=(),
@@ -13,28 +15,28 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
     parameter must be optional."""
     info = ctx.session.load_info["names"].get(name, {"kind": "missing"})
     if info["kind"] == "missing":
-        fail(text(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya tidak error "
-                  "dan namanya ditulis persis.",
-                  f"`{name}` was not found. Make sure the cell that defines it runs without "
-                  "errors and that the name is spelled exactly."))
+        fail(bilingual(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya tidak error "
+                       "dan namanya ditulis persis.",
+                       f"`{name}` was not found. Make sure the cell that defines it runs without "
+                       "errors and that the name is spelled exactly."))
     if name in ctx.stubs:
-        fail(text(f"`{name}` masih berisi stub tugas (`raise NotImplementedError`): lengkapi "
-                  "bagian yang ditandai.",
-                  f"`{name}` is still the assignment's stub (`raise NotImplementedError`): fill "
-                  "in the marked part."))
+        fail(bilingual(f"`{name}` masih berisi stub tugas (`raise NotImplementedError`): lengkapi "
+                       "bagian yang ditandai.",
+                       f"`{name}` is still the assignment's stub (`raise NotImplementedError`): fill "
+                       "in the marked part."))
     if kind == "function" and info["kind"] != "function":
-        fail(text(f"`{name}` harus berupa fungsi.", f"`{name}` must be a function."))
+        fail(bilingual(f"`{name}` harus berupa fungsi.", f"`{name}` must be a function."))
     if kind == "module" and (info["kind"] != "class" or not info.get("is_module")):
-        fail(text(f"`{name}` harus berupa class turunan torch.nn.Module.",
-                  f"`{name}` must be a class derived from torch.nn.Module."))
+        fail(bilingual(f"`{name}` harus berupa class turunan torch.nn.Module.",
+                       f"`{name}` must be a class derived from torch.nn.Module."))
     calls = [(info.get("parameters"), positional, keywords, "")]
     if kind == "module":
         calls.append((info.get("forward"), forward_positional, forward_keywords, ".forward"))
     for declared, count, names, suffix in calls:
         if declared is not None and not _accepts(declared, count, names, defaults):
             found = ", ".join(p["name"] for p in declared)
-            fail(text(f"`{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
-                      f"`{name}{suffix}({found})` does not match the contract: {signature}."))
+            fail(bilingual(f"`{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
+                           f"`{name}{suffix}({found})` does not match the contract: {signature}."))
 
 
 def _accepts(declared, count, keywords, defaults):
@@ -58,8 +60,8 @@ def expect_submodules(obj, required):
     missing = [name if kind is None else f"{name} (nn.{kind})" for name, kind in required.items()
                if name not in obj.modules or kind is not None and obj.modules[name] != kind]
     if missing:
-        fail(text(f"Sub-modul berikut tidak ditemukan: {', '.join(missing)}.",
-                  f"These sub-modules are missing: {', '.join(missing)}."))
+        fail(bilingual(f"Sub-modul berikut tidak ditemukan: {', '.join(missing)}.",
+                       f"These sub-modules are missing: {', '.join(missing)}."))
 
 
 def expect_param_count(ctx, obj, expected_shapes, label):
@@ -68,17 +70,17 @@ def expect_param_count(ctx, obj, expected_shapes, label):
     expected_total = sum(_numel(shape) for shape in expected_shapes.values())
     for path, shape in expected_shapes.items():
         if path not in obj.aliases:
-            fail(text(f"{label}: parameter `{path}` tidak ada (total {total} parameter).",
-                      f"{label}: parameter `{path}` is missing ({total} parameters in total)."))
+            fail(bilingual(f"{label}: parameter `{path}` tidak ada (total {total} parameter).",
+                           f"{label}: parameter `{path}` is missing ({total} parameters in total)."))
         if obj.aliases[path] != tuple(shape):
-            fail(text(f"{label}: `{path}` berbentuk {obj.aliases[path]}, seharusnya {tuple(shape)}.",
-                      f"{label}: `{path}` has shape {obj.aliases[path]}, expected {tuple(shape)}."))
+            fail(bilingual(f"{label}: `{path}` berbentuk {obj.aliases[path]}, seharusnya {tuple(shape)}.",
+                           f"{label}: `{path}` has shape {obj.aliases[path]}, expected {tuple(shape)}."))
     if total != expected_total:
-        shared = text(" Ada parameter yang dipakai bersama (mis. satu LayerNorm untuk dua tempat)?",
-                      " Is a parameter shared (e.g. one LayerNorm used in two places)?") \
-            if total < expected_total and len(obj.aliases) > len(obj.params) else text("", "")
-        fail(text(f"{label}: {total} parameter, seharusnya {expected_total}.{shared['id']}",
-                  f"{label}: {total} parameters, expected {expected_total}.{shared['en']}"))
+        shared = bilingual(" Ada parameter yang dipakai bersama (mis. satu LayerNorm untuk dua tempat)?",
+                           " Is a parameter shared (e.g. one LayerNorm used in two places)?") \
+            if total < expected_total and len(obj.aliases) > len(obj.params) else bilingual("", "")
+        fail(bilingual(f"{label}: {total} parameter, seharusnya {expected_total}.{shared['id']}",
+                       f"{label}: {total} parameters, expected {expected_total}.{shared['en']}"))
 
 
 def _numel(shape):
@@ -106,14 +108,14 @@ def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
     dead += [f"input {i + 1}" for i in inputs
              if i >= len(input_grads) or not _is_tensor(input_grads[i]) or not input_grads[i].abs().sum() > 0]
     if dead:
-        fail(text(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
-                  "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
-                  f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
-                  "`torch.no_grad()`, `.data` or tensors rebuilt inside forward."))
+        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
+                       "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
+                       f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
+                       "`torch.no_grad()`, `.data` or tensors rebuilt inside forward."))
     grads = [g for g in (*param_grads.values(), *input_grads) if _is_tensor(g)]
     if not all(bool(torch.isfinite(g).all()) for g in grads):
-        fail(text("Gradien berisi NaN atau inf (sering karena satu baris attention diblokir seluruhnya).",
-                  "Gradients contain NaN or inf (often because a whole attention row is blocked)."))
+        fail(bilingual("Gradien berisi NaN atau inf (sering karena satu baris attention diblokir seluruhnya).",
+                       "Gradients contain NaN or inf (often because a whole attention row is blocked)."))
 
 
 def expect_gradients_consistent(ctx, obj, args, cotangent):
@@ -125,10 +127,10 @@ def expect_gradients_consistent(ctx, obj, args, cotangent):
     cut = ctx.session.sublayers_called_without_grad(obj)  # read before the next request
     dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
     if dead:
-        fail(text(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
-                  "`torch.no_grad()` atau `.data` di forward blok.",
-                  f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
-                  "`torch.no_grad()` or `.data` in the block's forward."))
+        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
+                       "`torch.no_grad()` atau `.data` di forward blok.",
+                       f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
+                       "`torch.no_grad()` or `.data` in the block's forward."))
 
     def loss(values):
         return float((first_output(ctx, ctx.call(obj, *values), OUTPUT).double() * cotangent).sum())
@@ -145,17 +147,17 @@ def expect_gradients_consistent(ctx, obj, args, cotangent):
         got = float((grad.double() * direction).sum()) if _is_tensor(grad) else 0.0
         if not abs(got - expected) <= 2e-2 + 2e-2 * abs(expected):
             if cut:
-                fail(text(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
-                          "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
-                          "pernah belajar.",
-                          f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
-                          "`torch.no_grad()` or on detached inputs): they would never learn."))
-            fail(text(f"Gradien untuk masukan ke-{index + 1} tidak sesuai dengan perubahan keluaran "
-                      "yang sebenarnya: sebagian forward terputus dari graf komputasi "
-                      "(`torch.no_grad()`, `.detach()`, `.data`).",
-                      f"The gradient reaching input number {index + 1} does not match how the "
-                      "output really changes: part of forward is cut from the computation graph "
-                      "(`torch.no_grad()`, `.detach()`, `.data`)."))
+                fail(bilingual(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
+                               "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
+                               "pernah belajar.",
+                               f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
+                               "`torch.no_grad()` or on detached inputs): they would never learn."))
+            fail(bilingual(f"Gradien untuk masukan ke-{index + 1} tidak sesuai dengan perubahan keluaran "
+                           "yang sebenarnya: sebagian forward terputus dari graf komputasi "
+                           "(`torch.no_grad()`, `.detach()`, `.data`).",
+                           f"The gradient reaching input number {index + 1} does not match how the "
+                           "output really changes: part of forward is cut from the computation graph "
+                           "(`torch.no_grad()`, `.detach()`, `.data`)."))
 
 
 def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
@@ -165,22 +167,22 @@ def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
     ctx.expect_nontrivial(out, *args)
     again = first_output(ctx, ctx.call(target, *args, **kwargs), OUTPUT)
     if again.shape != out.shape or not torch.equal(again, out):
-        fail(text("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
-                  "dropout masih aktif? Pakai nn.Dropout atau F.dropout(..., training=self.training).",
-                  "Two calls with the same input give different results in eval mode: is dropout "
-                  "still active? Use nn.Dropout or F.dropout(..., training=self.training)."))
+        fail(bilingual("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
+                       "dropout masih aktif? Pakai nn.Dropout atau F.dropout(..., training=self.training).",
+                       "Two calls with the same input give different results in eval mode: is dropout "
+                       "still active? Use nn.Dropout or F.dropout(..., training=self.training)."))
     changed = [a.clone() for a in args]
     for index in vary:
         changed[index][1:] = ctx.randn(*changed[index][1:].shape, dtype=changed[index].dtype)
     out2 = first_output(ctx, ctx.call(target, *changed, **kwargs), OUTPUT)
     tol = ctx.tolerance("property")
     if out2.shape != out.shape or not torch.allclose(out2[0], out[0], rtol=tol.rtol, atol=tol.atol):
-        fail(text("Keluaran item batch 0 berubah ketika hanya item batch lain yang diubah: "
-                  "ada pencampuran antar-item batch (periksa view/reshape/transpose dan sumbu "
-                  "softmax atau mean).",
-                  "The output of batch item 0 changed when only other batch items changed: "
-                  "items of the batch are mixed (check view/reshape/transpose and the axis of "
-                  "softmax or mean)."))
+        fail(bilingual("Keluaran item batch 0 berubah ketika hanya item batch lain yang diubah: "
+                       "ada pencampuran antar-item batch (periksa view/reshape/transpose dan sumbu "
+                       "softmax atau mean).",
+                       "The output of batch item 0 changed when only other batch items changed: "
+                       "items of the batch are mixed (check view/reshape/transpose and the axis of "
+                       "softmax or mean)."))
 
 
 def expect_inputs_untouched(ctx, target, args, kwargs=None):
@@ -191,11 +193,11 @@ def expect_inputs_untouched(ctx, target, args, kwargs=None):
         if isinstance(before, torch.Tensor) and (
                 not isinstance(now, torch.Tensor) or now.shape != before.shape
                 or not torch.equal(now, before)):
-            fail(text(f"Masukan ke-{index + 1} diubah di tempat (in-place) oleh forward. "
-                      "Hindari operasi seperti `x += ...`, `x.mul_()` atau `masked_fill_` "
-                      "pada masukan.",
-                      f"Input number {index + 1} was modified in place by forward. Avoid "
-                      "operations such as `x += ...`, `x.mul_()` or `masked_fill_` on inputs."))
+            fail(bilingual(f"Masukan ke-{index + 1} diubah di tempat (in-place) oleh forward. "
+                           "Hindari operasi seperti `x += ...`, `x.mul_()` atau `masked_fill_` "
+                           "pada masukan.",
+                           f"Input number {index + 1} was modified in place by forward. Avoid "
+                           "operations such as `x += ...`, `x.mul_()` or `masked_fill_` on inputs."))
 
 
 def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function=False):
@@ -209,17 +211,17 @@ def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function
         target = target_name if function else ctx.new(target_name, *ctor_args, device="meta")
         result = ctx.call(target, *meta_args, **meta_kwargs)
     except ctx.StudentError as error:
-        fail(text(f"Gagal dijalankan di device lain ({error.type}: {error.message[:200]}). "
-                  "Buat tensor baru di device masukan, mis. `torch.ones(..., device=x.device)` "
-                  "atau `.to(x.device)`.",
-                  f"Fails on another device ({error.type}: {error.message[:200]}). Create new "
-                  "tensors on the input's device, e.g. `torch.ones(..., device=x.device)` "
-                  "or `.to(x.device)`."))
+        fail(bilingual(f"Gagal dijalankan di device lain ({error.type}: {error.message[:200]}). "
+                       "Buat tensor baru di device masukan, mis. `torch.ones(..., device=x.device)` "
+                       "atau `.to(x.device)`.",
+                       f"Fails on another device ({error.type}: {error.message[:200]}). Create new "
+                       "tensors on the input's device, e.g. `torch.ones(..., device=x.device)` "
+                       "or `.to(x.device)`."))
     outputs = result if isinstance(result, (tuple, list)) else [result]
     for output in outputs:
         if not isinstance(output, torch.Tensor) or output.device.type != "meta":
-            fail(text("Keluaran tidak berada di device yang sama dengan masukan.",
-                      "The output is not on the same device as the input."))
+            fail(bilingual("Keluaran tidak berada di device yang sama dengan masukan.",
+                           "The output is not on the same device as the input."))
 
 
 def expect_float64(ctx, out64, out32, ref64, ref32, what):
@@ -231,10 +233,10 @@ def expect_float64(ctx, out64, out32, ref64, ref32, what):
     if ctx.close(out32, ref32):
         ctx.expect_close(out64, ref64, what, "float64")
     elif not ctx.close(out64, out32.double(), "float32"):
-        fail(text("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
-                  "yang bergantung pada dtype.",
-                  "The float64 result differs from the float32 result of the same module; some "
-                  "part depends on the dtype."))
+        fail(bilingual("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
+                       "yang bergantung pada dtype.",
+                       "The float64 result differs from the float32 result of the same module; some "
+                       "part depends on the dtype."))
 
 
 # -- parameter shapes the contract fixes ---------------------------------------------------
@@ -252,3 +254,90 @@ def ffn_shapes(d_model, d_ff, prefix=""):
 
 def layernorm_shapes(d_model, *names):
     return {f"{n}.{p}": (d_model,) for n in names for p in ("weight", "bias")}
+
+
+# -- attention weights and masks (sdpa, mha, dec) ---------------------------------------
+HINT_MASK = bilingual(
+    "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau "
+    "bilangan negatif sangat besar) SEBELUM softmax, mis. `scores.masked_fill(mask, "
+    "float('-inf'))`. Ingat: salah satu bab memakai konvensi terbalik (mask == 0 diblokir).",
+    "The mask is boolean with True = BLOCKED. Fill blocked scores with -inf (or a very large "
+    "negative number) BEFORE the softmax, e.g. `scores.masked_fill(mask, float('-inf'))`. "
+    "Careful: one chapter uses the opposite convention (mask == 0 blocks).")
+
+
+def expect_rows_sum_to_one(ctx, weights):
+    tol = ctx.tolerance("property")
+    sums = weights.double().sum(-1)
+    if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
+        columns = weights.double().sum(-2)
+        if weights.shape[-1] != weights.shape[-2] and torch.allclose(
+                columns, torch.ones_like(columns), atol=1e-5):
+            detail = bilingual(" Kolomnya yang berjumlah 1: softmax diambil pada sumbu yang salah.",
+                               " Its columns sum to 1: the softmax is taken over the wrong axis.")
+        else:
+            detail = bilingual("", "")
+        fail(bilingual("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci)."
+                       + detail["id"],
+                       "Every row of the attention weights must sum to 1 (a distribution over the keys)."
+                       + detail["en"]))
+
+
+def expect_masked(ctx, weights, mask):
+    """Blocked positions get weight 0; an inverted convention is named as such."""
+    weights = weights.nan_to_num(0.0)  # a row with every key blocked is NaN with -inf
+    mask = mask.expand_as(weights)
+    blocked = weights[mask]
+    if blocked.numel() and float(blocked.abs().max()) <= 1e-9:
+        return
+    # Under an inverted mask, rows without any True have every key blocked: their weights
+    # are NaN (-inf) or uniform (-1e9), so only the other rows can show the inversion.
+    inverted_rows = mask.any(dim=-1, keepdim=True).expand_as(mask)
+    allowed = weights[~mask & inverted_rows]
+    if allowed.numel() and float(allowed.abs().max()) <= 1e-9:
+        fail(bilingual("Mask terbalik: posisi bernilai True justru diperhatikan dan posisi False "
+                       "diblokir. Di tugas ini True berarti DIBLOKIR (seperti "
+                       "`torch.nn.MultiheadAttention`), bukan konvensi `mask == 0` dari salah satu bab.",
+                       "Inverted mask: positions that are True are attended to and False ones are "
+                       "blocked. Here True means BLOCKED (as in `torch.nn.MultiheadAttention`), not "
+                       "the `mask == 0` convention of one chapter."))
+    fail(bilingual("Posisi yang diblokir mask masih mendapat bobot attention tidak nol. Terapkan "
+                   "mask pada skor sebelum softmax.",
+                   "Blocked positions still get a non-zero attention weight. Apply the mask to the "
+                   "scores before the softmax."))
+
+
+def padding_mask(batch, length, blocked_per_item):
+    """(B, 1, 1, Tk) with the last ``blocked_per_item[b]`` keys of item b blocked."""
+    mask = torch.zeros(batch, 1, 1, length, dtype=torch.bool)
+    for b, count in enumerate(blocked_per_item):
+        if count:
+            mask[b, ..., length - count:] = True
+    return mask
+
+
+def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
+    """Changing the values of blocked keys must not change the outputs of the queries they
+    are blocked for."""
+    values = args[values_index]
+    batch_shape, tq, tk = values.shape[:-2], args[0].shape[-2], values.shape[-2]
+    blocked = mask
+    while blocked.dim() > len(batch_shape) + 2:  # fold the head axis of a (B, 1, 1, Tk) mask
+        blocked = blocked.all(dim=len(batch_shape))
+    blocked = blocked.expand(*batch_shape, tq, tk)
+    keys = blocked.all(dim=-2)  # keys no query of the item may see (padding)
+    rows = torch.ones(*batch_shape, tq, dtype=torch.bool)
+    if not keys.any():  # a causal mask: change the later keys, watch the earlier queries
+        keys = torch.zeros(*batch_shape, tk, dtype=torch.bool)
+        keys[..., tk // 2:] = True
+        rows = blocked[..., tk // 2:].all(dim=-1)
+    noise = ctx.randn(*values.shape, dtype=values.dtype, scale=3)
+    changed = list(args)
+    changed[values_index] = torch.where(keys.unsqueeze(-1), noise, values)
+    out, out2 = run(list(args)), run(changed)
+    tol = ctx.tolerance("property")
+    if out.shape != out2.shape or not torch.allclose(out[rows], out2[rows], rtol=tol.rtol, atol=tol.atol):
+        fail(bilingual("Keluaran berubah ketika nilai (v) pada kunci yang diblokir diubah: "
+                       "posisi yang diblokir masih ikut dihitung.",
+                       "The output changes when the values (v) of blocked keys change: blocked "
+                       "positions still contribute."))

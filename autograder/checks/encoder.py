@@ -8,13 +8,13 @@ from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
     expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
 )
-from autograder.checks.registry import OUTPUT, check, fail, text
+from autograder.checks.registry import OUTPUT, check, fail
+from autograder.texts import bilingual
 
-E = "encoder"
 PE, FFN = "positional_encoding", "FeedForward"
 
 # -- positional_encoding ---------------------------------------------------------------------
-HINT_PE = text(
+HINT_PE = bilingual(
     "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) dan PE[pos, 2i+1] = cos(sudut yang sama): "
     "kolom genap sinus, kolom ganjil kosinus, dan pasangan kolom (2i, 2i+1) memakai sudut yang "
     "sama. Kembalikan tensor float32 berbentuk (length, d_model).",
@@ -23,15 +23,15 @@ HINT_PE = text(
     "Return a float32 tensor of shape (length, d_model).")
 
 
-@check("pe.present", assignment=E, target=PE, category="api", points=1,
-       title=text("Fungsi positional_encoding(length, d_model) ada",
-                  "Function positional_encoding(length, d_model) exists"), hint=HINT_PE)
+@check("pe.present", assignment="encoder", target=PE, category="api", points=1,
+       title=bilingual("Fungsi positional_encoding(length, d_model) ada",
+                       "Function positional_encoding(length, d_model) exists"), hint=HINT_PE)
 def pe_present(ctx):
     expect_present(ctx, PE, "function", 2, signature="positional_encoding(length, d_model)")
 
 
-@check("pe.shape", assignment=E, target=PE, category="shape", points=1, needs=("pe.present",),
-       title=text("Bentuk (length, d_model)", "Shape (length, d_model)"), hint=HINT_PE)
+@check("pe.shape", assignment="encoder", target=PE, category="shape", points=1, needs=("pe.present",),
+       title=bilingual("Bentuk (length, d_model)", "Shape (length, d_model)"), hint=HINT_PE)
 def pe_shape(ctx):
     for length, d_model in ((ctx.chapter.length, ctx.chapter.d_model), (11, ctx.hidden.d_model)):
         pe = ctx.tensor(ctx.call(PE, length, d_model), f"positional_encoding({length}, {d_model})",
@@ -39,8 +39,8 @@ def pe_shape(ctx):
         ctx.expect_nontrivial(pe)
 
 
-@check("pe.dtype", assignment=E, target=PE, category="dtype", points=1, needs=("pe.present",),
-       title=text("Bertipe float32", "Has dtype float32"), hint=HINT_PE)
+@check("pe.dtype", assignment="encoder", target=PE, category="dtype", points=1, needs=("pe.present",),
+       title=bilingual("Bertipe float32", "Has dtype float32"), hint=HINT_PE)
 def pe_dtype(ctx):
     ctx.tensor(ctx.call(PE, 6, ctx.chapter.d_model), "positional_encoding(6, 16)", dtype=torch.float32)
 
@@ -54,10 +54,10 @@ def _pe_variants(length, d_model):
     swapped[:, 0::2], swapped[:, 1::2] = torch.cos(angle), torch.sin(angle)
     halves = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
     return [
-        (swapped, text("sin dan cos tertukar (kolom genap harus sinus)",
-                       "sin and cos are swapped (even columns must be sines)")),
-        (halves, text("sinus dan kosinus ditaruh sebagai dua blok, bukan berselang-seling",
-                      "sines and cosines are laid out as two blocks instead of interleaved")),
+        (swapped, bilingual("sin dan cos tertukar (kolom genap harus sinus)",
+                            "sin and cos are swapped (even columns must be sines)")),
+        (halves, bilingual("sinus dan kosinus ditaruh sebagai dua blok, bukan berselang-seling",
+                           "sines and cosines are laid out as two blocks instead of interleaved")),
     ]
 
 
@@ -68,28 +68,30 @@ def _expect_pe_values(ctx, length, d_model):
     if not ctx.close(pe.double(), expected.double(), "positional_encoding"):
         for variant, label in _pe_variants(length, d_model):
             if torch.allclose(pe.double(), variant, atol=1e-4):
-                fail(text(f"Nilai positional encoding: {label['id']}.",
-                          f"Positional encoding values: {label['en']}."))
-        ctx.expect_close(pe.double(), expected.double(), text("Nilai positional encoding",
+                fail(bilingual(f"Nilai positional encoding: {label['id']}.",
+                               f"Positional encoding values: {label['en']}."))
+        ctx.expect_close(pe.double(), expected.double(), bilingual("Nilai positional encoding",
                          "The positional encoding values"), "positional_encoding")
 
 
-@check("pe.values", assignment=E, target=PE, category="numeric_vs_reference", points=3,
-       needs=("pe.shape",), title=text("Nilai sinus-kosinus benar", "Correct sine/cosine values"),
+@check("pe.values", assignment="encoder", target=PE, category="numeric_vs_reference", points=3,
+       needs=("pe.shape",), title=bilingual("Nilai sinus-kosinus benar", "Correct sine/cosine values"),
        hint=HINT_PE)
 def pe_values(ctx):
     _expect_pe_values(ctx, 50, ctx.chapter.d_model)
 
 
-@check("pe.hidden_config", assignment=E, target=PE, category="hidden_config", points=1,
-       needs=("pe.shape",), title=text("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
-       hint=text("Jangan menulis panjang atau d_model secara tetap.", "Do not hard-code the length or d_model."))
+@check("pe.hidden_config", assignment="encoder", target=PE, category="hidden_config", points=1,
+       needs=("pe.shape",),
+       title=bilingual("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
+       hint=bilingual("Jangan menulis panjang atau d_model secara tetap.",
+                      "Do not hard-code the length or d_model."))
 def pe_hidden_config(ctx):
     _expect_pe_values(ctx, ctx.hidden.length * 3, ctx.hidden.d_model)
 
 
 # -- FeedForward --------------------------------------------------------------------------------
-HINT_FFN = text(
+HINT_FFN = bilingual(
     "FeedForward: l1 = nn.Linear(d_model, d_ff), lalu GELU eksak (F.gelu atau nn.GELU() tanpa "
     "approximate='tanh'), lalu l2 = nn.Linear(d_ff, d_model); diterapkan pada tiap token.",
     "FeedForward: l1 = nn.Linear(d_model, d_ff), then the exact GELU (F.gelu or nn.GELU() without "
@@ -99,31 +101,32 @@ HINT_FFN = text(
 def _ffn_variants(ref, x):
     hidden = ref.l1(x)
     return [
-        (ref.l2(torch.relu(hidden)), text("ReLU, bukan GELU", "ReLU instead of GELU")),
+        (ref.l2(torch.relu(hidden)), bilingual("ReLU, bukan GELU", "ReLU instead of GELU")),
         (ref.l2(F.gelu(hidden, approximate="tanh")),
-         text("GELU pendekatan tanh, bukan GELU eksak (erf)",
-              "the tanh-approximated GELU instead of the exact (erf) GELU")),
-        (ref.l2(hidden), text("tanpa fungsi aktivasi", "no activation function")),
+         bilingual("GELU pendekatan tanh, bukan GELU eksak (erf)",
+                   "the tanh-approximated GELU instead of the exact (erf) GELU")),
+        (ref.l2(hidden), bilingual("tanpa fungsi aktivasi", "no activation function")),
     ]
 
 
-@check("ffn.present", assignment=E, target=FFN, category="api", points=1,
-       title=text("Class FeedForward(nn.Module) ada", "Class FeedForward(nn.Module) exists"), hint=HINT_FFN)
+@check("ffn.present", assignment="encoder", target=FFN, category="api", points=1,
+       title=bilingual("Class FeedForward(nn.Module) ada", "Class FeedForward(nn.Module) exists"),
+       hint=HINT_FFN)
 def ffn_present(ctx):
     expect_present(ctx, FFN, "module", 2, 1, signature="FeedForward(d_model, d_ff); forward(x)")
 
 
-@check("ffn.construct", assignment=E, target=FFN, category="api", points=1, needs=("ffn.present",),
-       title=text("Dapat dibuat; punya l1 dan l2", "Can be built; has l1 and l2"), hint=HINT_FFN)
+@check("ffn.construct", assignment="encoder", target=FFN, category="api", points=1, needs=("ffn.present",),
+       title=bilingual("Dapat dibuat; punya l1 dan l2", "Can be built; has l1 and l2"), hint=HINT_FFN)
 def ffn_construct(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
     expect_submodules(obj, {"l1": "Linear", "l2": "Linear"})
 
 
-@check("ffn.param_count", assignment=E, target=FFN, category="param_count", points=1,
-       needs=("ffn.construct",), title=text("Jumlah parameter (1072 untuk 16/32)",
-                                            "Parameter count (1072 for 16/32)"),
-       hint=text("(16·32 + 32) + (32·16 + 16) = 1072.", "(16·32 + 32) + (32·16 + 16) = 1072."))
+@check("ffn.param_count", assignment="encoder", target=FFN, category="param_count", points=1,
+       needs=("ffn.construct",), title=bilingual("Jumlah parameter (1072 untuk 16/32)",
+                                                 "Parameter count (1072 for 16/32)"),
+       hint=bilingual("(16·32 + 32) + (32·16 + 16) = 1072.", "(16·32 + 32) + (32·16 + 16) = 1072."))
 def ffn_param_count(ctx):
     for sizes in (ctx.chapter, ctx.hidden):
         obj = ctx.new(FFN, sizes.d_model, sizes.d_ff)
@@ -132,14 +135,14 @@ def ffn_param_count(ctx):
 
 
 def _ffn_pieces(ctx, sizes, dtype=None, batch=None, length=None):
-    obj, ref = ctx.own(FFN, sizes.d_model, sizes.d_ff, dtype=dtype)
+    obj, ref = ctx.with_own_sublayers(FFN, sizes.d_model, sizes.d_ff, dtype=dtype)
     x = ctx.randn(batch or sizes.batch, length or sizes.length, sizes.d_model, scale=2.0,
                   dtype=torch.float64 if dtype == "float64" else torch.float32)
     return obj, ref, x
 
 
-@check("ffn.shape", assignment=E, target=FFN, category="shape", points=1, needs=("ffn.construct",),
-       title=text("Bentuk keluaran (B, T, D)", "Output shape (B, T, D)"), hint=HINT_FFN)
+@check("ffn.shape", assignment="encoder", target=FFN, category="shape", points=1, needs=("ffn.construct",),
+       title=bilingual("Bentuk keluaran (B, T, D)", "Output shape (B, T, D)"), hint=HINT_FFN)
 def ffn_shape(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
     x = ctx.randn(2, 5, ctx.chapter.d_model)
@@ -153,22 +156,22 @@ def _expect_ffn_close(ctx, out, ref, x, tolerance="float32"):
     if not ctx.close(out, expected, tolerance):
         for variant, label in _ffn_variants(ref, x):
             if torch.allclose(out.double(), variant.double(), atol=1e-6, rtol=1e-5):
-                fail(text(f"Keluaran Anda cocok dengan FeedForward yang memakai {label['id']}.",
-                          f"Your output matches a FeedForward that uses {label['en']}."))
+                fail(bilingual(f"Keluaran Anda cocok dengan FeedForward yang memakai {label['id']}.",
+                               f"Your output matches a FeedForward that uses {label['en']}."))
     ctx.expect_close(out, expected, OUTPUT, tolerance)
 
 
-@check("ffn.numeric", assignment=E, target=FFN, category="numeric_vs_reference", points=3,
-       needs=("ffn.shape",), title=text("Nilai sama dengan solusi acuan", "Values match the reference"),
+@check("ffn.numeric", assignment="encoder", target=FFN, category="numeric_vs_reference", points=3,
+       needs=("ffn.shape",), title=bilingual("Nilai sama dengan solusi acuan", "Values match the reference"),
        hint=HINT_FFN)
 def ffn_numeric(ctx):
     obj, ref, x = _ffn_pieces(ctx, ctx.chapter)
     _expect_ffn_close(ctx, ctx.call(obj, x), ref, x)
 
 
-@check("ffn.float64", assignment=E, target=FFN, category="dtype", points=1, needs=("ffn.shape",),
-       title=text("Bekerja setelah .double()", "Works after .double()"),
-       hint=text("Jangan menetapkan dtype di dalam modul.", "Do not hard-code a dtype inside the module."))
+@check("ffn.float64", assignment="encoder", target=FFN, category="dtype", points=1, needs=("ffn.shape",),
+       title=bilingual("Bekerja setelah .double()", "Works after .double()"),
+       hint=bilingual("Jangan menetapkan dtype di dalam modul.", "Do not hard-code a dtype inside the module."))
 def ffn_float64(ctx):
     obj64, ref64, x = _ffn_pieces(ctx, ctx.chapter, dtype="float64")
     obj32, ref32, _ = _ffn_pieces(ctx, ctx.chapter)
@@ -177,44 +180,47 @@ def ffn_float64(ctx):
                        ref32(x.float()), OUTPUT)
 
 
-@check("ffn.hidden_config", assignment=E, target=FFN, category="hidden_config", points=1,
-       needs=("ffn.shape",), title=text("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
-       hint=text("Pakai d_model dan d_ff dari argumen, jangan angka tetap.",
-                 "Use d_model and d_ff from the arguments, not fixed numbers."))
+@check("ffn.hidden_config", assignment="encoder", target=FFN, category="hidden_config", points=1,
+       needs=("ffn.shape",),
+       title=bilingual("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
+       hint=bilingual("Pakai d_model dan d_ff dari argumen, jangan angka tetap.",
+                      "Use d_model and d_ff from the arguments, not fixed numbers."))
 def ffn_hidden_config(ctx):
     obj, ref, x = _ffn_pieces(ctx, ctx.hidden)
     for inputs in (x, x[:1, :3]):
         _expect_ffn_close(ctx, ctx.call(obj, inputs), ref, inputs)
 
 
-@check("ffn.gradient_flow", assignment=E, target=FFN, category="gradient_flow", points=1,
-       needs=("ffn.shape",), title=text("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
-       hint=text("Jangan memutus graf komputasi di forward.", "Do not cut the computation graph in forward."))
+@check("ffn.gradient_flow", assignment="encoder", target=FFN, category="gradient_flow", points=1,
+       needs=("ffn.shape",),
+       title=bilingual("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
+       hint=bilingual("Jangan memutus graf komputasi di forward.",
+                      "Do not cut the computation graph in forward."))
 def ffn_gradient_flow(ctx):
     obj, _, x = _ffn_pieces(ctx, ctx.chapter)
     expect_gradient_flow(ctx, obj, (x,), ctx.randn(*x.shape), inputs=(0,))
 
 
-@check("ffn.batch_independence", assignment=E, target=FFN, category="batch_independence", points=1,
-       needs=("ffn.shape",), title=text("Item batch saling bebas", "Batch items are independent"),
+@check("ffn.batch_independence", assignment="encoder", target=FFN, category="batch_independence", points=1,
+       needs=("ffn.shape",), title=bilingual("Item batch saling bebas", "Batch items are independent"),
        hint=HINT_FFN)
 def ffn_batch_independence(ctx):
     obj, _, x = _ffn_pieces(ctx, ctx.chapter, batch=3)
     expect_batch_independent(ctx, obj, (x,))
 
 
-@check("ffn.no_inplace", assignment=E, target=FFN, category="api", points=1, needs=("ffn.shape",),
-       title=text("Masukan tidak diubah", "The input is not modified"),
-       hint=text("Jangan mengubah x di tempat.", "Do not modify x in place."))
+@check("ffn.no_inplace", assignment="encoder", target=FFN, category="api", points=1, needs=("ffn.shape",),
+       title=bilingual("Masukan tidak diubah", "The input is not modified"),
+       hint=bilingual("Jangan mengubah x di tempat.", "Do not modify x in place."))
 def ffn_no_inplace(ctx):
     obj, _, x = _ffn_pieces(ctx, ctx.chapter)
     expect_inputs_untouched(ctx, obj, (x,))
 
 
-@check("ffn.device_agnostic", assignment=E, target=FFN, category="device_agnostic", points=1,
-       needs=("ffn.shape",), title=text("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=text("Tensor baru di forward harus dibuat di device masukan.",
-                 "New tensors in forward must be created on the input's device."))
+@check("ffn.device_agnostic", assignment="encoder", target=FFN, category="device_agnostic", points=1,
+       needs=("ffn.shape",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
+       hint=bilingual("Tensor baru di forward harus dibuat di device masukan.",
+                      "New tensors in forward must be created on the input's device."))
 def ffn_device_agnostic(ctx):
     d, f = ctx.chapter.d_model, ctx.chapter.d_ff
     expect_runs_on_meta(ctx, FFN, (d, f), (ctx.randn(2, 5, d),))

@@ -2,18 +2,19 @@
 
 import torch
 
-from autograder.checks.attention import (
-    A, HINT_MASK, MHA, expect_blocked_values_ignored, expect_masked, expect_rows_sum_to_one,
+from autograder.checks.common import (
+    HINT_MASK, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
+    expect_gradient_flow, expect_inputs_untouched, expect_masked, expect_param_count,
+    expect_present, expect_rows_sum_to_one, expect_runs_on_meta, expect_submodules, mha_shapes,
     padding_mask,
 )
-from autograder.checks.common import (
-    expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, mha_shapes,
-)
-from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail, text
+from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
+from autograder.texts import bilingual
+
+MHA = "MultiHeadAttention"
 
 # -- MultiHeadAttention -----------------------------------------------------------------------
-HINT_MHA = text(
+HINT_MHA = bilingual(
     "Proyeksikan q, k, v dengan wq, wk, wv; pecah D menjadi H head berukuran d_k = D / H "
     "(view(B, T, H, d_k) lalu transpose(1, 2)); hitung attention per head; gabungkan kembali "
     "(transpose(1, 2).contiguous().view(B, Tq, D)) dan proyeksikan dengan wo.",
@@ -47,47 +48,49 @@ def mha_forward(ctx, obj, *args, **kwargs):
     return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
 
 
-@check("mha.present", assignment=A, target=MHA, category="api", points=1,
-       title=text("Class MultiHeadAttention(nn.Module) ada", "Class MultiHeadAttention(nn.Module) exists"),
-       hint=text("Definisikan `class MultiHeadAttention(nn.Module)` dengan `__init__(self, d_model, "
-                 "num_heads)` dan `forward(self, q, k, v, mask=None)`.",
-                 "Define `class MultiHeadAttention(nn.Module)` with `__init__(self, d_model, "
-                 "num_heads)` and `forward(self, q, k, v, mask=None)`."))
+@check("mha.present", assignment="attention", target=MHA, category="api", points=1,
+       title=bilingual("Class MultiHeadAttention(nn.Module) ada", "Class MultiHeadAttention(nn.Module) exists"),
+       hint=bilingual("Definisikan `class MultiHeadAttention(nn.Module)` dengan `__init__(self, d_model, "
+                      "num_heads)` dan `forward(self, q, k, v, mask=None)`.",
+                      "Define `class MultiHeadAttention(nn.Module)` with `__init__(self, d_model, "
+                      "num_heads)` and `forward(self, q, k, v, mask=None)`."))
 def mha_present(ctx):
     expect_present(ctx, MHA, "module", 2, 3, forward_keywords=("mask",), defaults=("mask",),
                    signature="MultiHeadAttention(d_model, num_heads); forward(q, k, v, mask=None)")
 
 
-@check("mha.construct", assignment=A, target=MHA, category="api", points=1, needs=("mha.present",),
-       title=text("Dapat dibuat dengan ukuran bab", "Can be built with the chapter's sizes"),
-       hint=text("`MultiHeadAttention(16, 4)` harus berhasil dan membuat wq, wk, wv, wo sebagai nn.Linear.",
-                 "`MultiHeadAttention(16, 4)` must succeed and create wq, wk, wv, wo as nn.Linear."))
+@check("mha.construct", assignment="attention", target=MHA, category="api", points=1,
+       needs=("mha.present",),
+       title=bilingual("Dapat dibuat dengan ukuran bab", "Can be built with the chapter's sizes"),
+       hint=bilingual("`MultiHeadAttention(16, 4)` harus berhasil dan membuat wq, wk, wv, wo sebagai "
+                      "nn.Linear.",
+                      "`MultiHeadAttention(16, 4)` must succeed and create wq, wk, wv, wo as nn.Linear."))
 def mha_construct(ctx):
     obj = ctx.new(MHA, ctx.chapter.d_model, ctx.chapter.num_heads)
     expect_submodules(obj, dict.fromkeys(("wq", "wk", "wv", "wo"), "Linear"))
 
 
-@check("mha.divisibility_error", assignment=A, target=MHA, category="api", points=1,
+@check("mha.divisibility_error", assignment="attention", target=MHA, category="api", points=1,
        needs=("mha.present",),
-       title=text("Error jelas bila d_model tidak habis dibagi num_heads",
-                  "A clear error when d_model is not divisible by num_heads"),
-       hint=text("Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise "
-                 "ValueError(...)`.",
-                 "Add a check in `__init__`, e.g. `if d_model % num_heads != 0: raise ValueError(...)`."))
+       title=bilingual("Error jelas bila d_model tidak habis dibagi num_heads",
+                       "A clear error when d_model is not divisible by num_heads"),
+       hint=bilingual("Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise "
+                      "ValueError(...)`.",
+                      "Add a check in `__init__`, e.g. `if d_model % num_heads != 0: raise ValueError(...)`."))
 def mha_divisibility_error(ctx):
     try:
         ctx.new(MHA, 10, 4)
     except ctx.StudentError:
         return
-    fail(text("`MultiHeadAttention(10, 4)` berhasil dibuat tanpa error, padahal 10 tidak habis dibagi 4.",
-              "`MultiHeadAttention(10, 4)` was built without an error although 10 is not divisible by 4."))
+    fail(bilingual("`MultiHeadAttention(10, 4)` berhasil dibuat tanpa error, padahal 10 tidak habis dibagi 4.",
+                   "`MultiHeadAttention(10, 4)` was built without an error although 10 is not divisible by 4."))
 
 
-@check("mha.param_count", assignment=A, target=MHA, category="param_count", points=2,
-       needs=("mha.construct",), title=text("Jumlah parameter (1088 untuk d_model=16)",
-                                            "Parameter count (1088 for d_model=16)"),
-       hint=text("Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.",
-                 "Four nn.Linear(d_model, d_model) with bias: 4 × (16·16 + 16) = 1088."))
+@check("mha.param_count", assignment="attention", target=MHA, category="param_count", points=2,
+       needs=("mha.construct",), title=bilingual("Jumlah parameter (1088 untuk d_model=16)",
+                                                 "Parameter count (1088 for d_model=16)"),
+       hint=bilingual("Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.",
+                      "Four nn.Linear(d_model, d_model) with bias: 4 × (16·16 + 16) = 1088."))
 def mha_param_count(ctx):
     for sizes in (ctx.chapter, ctx.hidden):
         obj = ctx.new(MHA, sizes.d_model, sizes.num_heads)
@@ -95,9 +98,9 @@ def mha_param_count(ctx):
                            f"MultiHeadAttention({sizes.d_model}, {sizes.num_heads})")
 
 
-@check("mha.shape", assignment=A, target=MHA, category="shape", points=2, needs=("mha.construct",),
-       title=text("Bentuk keluaran (B, Tq, D) dan bobot (B, H, Tq, Tk)",
-                  "Output (B, Tq, D) and weights (B, H, Tq, Tk) shapes"), hint=HINT_MHA)
+@check("mha.shape", assignment="attention", target=MHA, category="shape", points=2, needs=("mha.construct",),
+       title=bilingual("Bentuk keluaran (B, Tq, D) dan bobot (B, H, Tq, Tk)",
+                       "Output (B, Tq, D) and weights (B, H, Tq, Tk) shapes"), hint=HINT_MHA)
 def mha_shape(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     obj = ctx.new(MHA, d, h)
@@ -108,8 +111,8 @@ def mha_shape(ctx):
     ctx.expect_nontrivial(out, q, kv)
 
 
-@check("mha.numeric", assignment=A, target=MHA, category="numeric_vs_reference", points=3,
-       needs=("mha.shape",), title=text("Nilai sama dengan solusi acuan", "Values match the reference"),
+@check("mha.numeric", assignment="attention", target=MHA, category="numeric_vs_reference", points=3,
+       needs=("mha.shape",), title=bilingual("Nilai sama dengan solusi acuan", "Values match the reference"),
        hint=HINT_MHA)
 def mha_numeric(ctx):
     obj, ref, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
@@ -119,9 +122,10 @@ def mha_numeric(ctx):
     ctx.expect_close(out, ref_out, OUTPUT)
 
 
-@check("mha.float64", assignment=A, target=MHA, category="dtype", points=1, needs=("mha.shape",),
-       title=text("Bekerja setelah .double()", "Works after .double()"),
-       hint=text("Jangan menetapkan dtype float32 di dalam modul.", "Do not hard-code float32 inside the module."))
+@check("mha.float64", assignment="attention", target=MHA, category="dtype", points=1, needs=("mha.shape",),
+       title=bilingual("Bekerja setelah .double()", "Works after .double()"),
+       hint=bilingual("Jangan menetapkan dtype float32 di dalam modul.",
+                      "Do not hard-code float32 inside the module."))
 def mha_float64(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     obj64, ref64, q, k, v = mha_pieces(ctx, d, h, dtype="float64")
@@ -131,15 +135,15 @@ def mha_float64(ctx):
     with torch.no_grad():
         expected64, expected32 = ref64(q, k, v), ref32(q.float(), k.float(), v.float())
     expect_float64(ctx, weights64, weights32, expected64[1], expected32[1],
-                   text("Bobot (float64)", "The weights (float64)"))
+                   bilingual("Bobot (float64)", "The weights (float64)"))
     expect_float64(ctx, out64, out32, expected64[0], expected32[0],
-                   text("Keluaran (float64)", "The output (float64)"))
+                   bilingual("Keluaran (float64)", "The output (float64)"))
 
 
-@check("mha.rows_sum_to_one", assignment=A, target=MHA, category="rows_sum_to_one", points=1,
-       needs=("mha.shape",), title=text("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
-       hint=text("Bobot yang dikembalikan adalah hasil softmax pada sumbu kunci (dim=-1).",
-                 "The weights returned are the softmax over the keys (dim=-1)."))
+@check("mha.rows_sum_to_one", assignment="attention", target=MHA, category="rows_sum_to_one", points=1,
+       needs=("mha.shape",), title=bilingual("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
+       hint=bilingual("Bobot yang dikembalikan adalah hasil softmax pada sumbu kunci (dim=-1).",
+                      "The weights returned are the softmax over the keys (dim=-1)."))
 def mha_rows(ctx):
     obj, q, k, v = mha_inputs(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
     out, weights = mha_forward(ctx, obj, q, k, v)
@@ -148,8 +152,8 @@ def mha_rows(ctx):
     expect_rows_sum_to_one(ctx, weights)
 
 
-@check("mha.masking", assignment=A, target=MHA, category="masking", points=2, needs=("mha.shape",),
-       title=text("Mask kausal dan mask padding lewat `mask=`", "Causal and padding masks via `mask=`"),
+@check("mha.masking", assignment="attention", target=MHA, category="masking", points=2, needs=("mha.shape",),
+       title=bilingual("Mask kausal dan mask padding lewat `mask=`", "Causal and padding masks via `mask=`"),
        hint=HINT_MASK)
 def mha_masking(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
@@ -164,8 +168,9 @@ def mha_masking(ctx):
             ctx, lambda a: mha_forward(ctx, obj, *a, mask=mask)[0], 2, (q, k, v), mask)
 
 
-@check("mha.mask_convention", assignment=A, target=MHA, category="mask_convention", points=1,
-       needs=("mha.shape",), title=text("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
+@check("mha.mask_convention", assignment="attention", target=MHA, category="mask_convention", points=1,
+       needs=("mha.shape",),
+       title=bilingual("Konvensi mask: True = diblokir", "Mask convention: True = blocked"),
        hint=HINT_MASK)
 def mha_mask_convention(ctx):
     obj, q, k, v = mha_inputs(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, tq=6, tk=6)
@@ -175,12 +180,13 @@ def mha_mask_convention(ctx):
     expect_masked(ctx, weights, mask)
 
 
-@check("mha.hidden_config", assignment=A, target=MHA, category="hidden_config", points=2,
-       needs=("mha.shape",), title=text("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
-       hint=text("Jangan menulis ukuran secara tetap (16, 4, 5, ...): ambil dari argumen dan dari "
-                 "bentuk masukan. Satu objek harus bisa dipakai untuk panjang urutan berbeda.",
-                 "Do not hard-code sizes (16, 4, 5, ...): take them from the arguments and the "
-                 "input's shape. One object must work for different sequence lengths."))
+@check("mha.hidden_config", assignment="attention", target=MHA, category="hidden_config", points=2,
+       needs=("mha.shape",),
+       title=bilingual("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
+       hint=bilingual("Jangan menulis ukuran secara tetap (16, 4, 5, ...): ambil dari argumen dan dari "
+                      "bentuk masukan. Satu objek harus bisa dipakai untuk panjang urutan berbeda.",
+                      "Do not hard-code sizes (16, 4, 5, ...): take them from the arguments and the "
+                      "input's shape. One object must work for different sequence lengths."))
 def mha_hidden_config(ctx):
     sizes = ctx.hidden
     obj, ref, q, k, v = mha_pieces(ctx, sizes.d_model, sizes.num_heads, batch=sizes.batch,
@@ -194,38 +200,40 @@ def mha_hidden_config(ctx):
         ctx.expect_close(out, ref_out, OUTPUT)
 
 
-@check("mha.gradient_flow", assignment=A, target=MHA, category="gradient_flow", points=1,
-       needs=("mha.shape",), title=text("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
-       hint=text("Jangan memutus graf komputasi (`.detach()`, `.data`, `torch.no_grad()`) di forward.",
-                 "Do not cut the computation graph (`.detach()`, `.data`, `torch.no_grad()`) in forward."))
+@check("mha.gradient_flow", assignment="attention", target=MHA, category="gradient_flow", points=1,
+       needs=("mha.shape",),
+       title=bilingual("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
+       hint=bilingual("Jangan memutus graf komputasi (`.detach()`, `.data`, `torch.no_grad()`) di forward.",
+                      "Do not cut the computation graph (`.detach()`, `.data`, `torch.no_grad()`) in forward."))
 def mha_gradient_flow(ctx):
     obj, q, k, v = mha_inputs(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
     expect_gradient_flow(ctx, obj, (q, k, v), ctx.randn(2, 5, ctx.chapter.d_model), inputs=(0, 1, 2))
 
 
-@check("mha.batch_independence", assignment=A, target=MHA, category="batch_independence", points=1,
-       needs=("mha.shape",), title=text("Item batch saling bebas", "Batch items are independent"),
-       hint=text("Pemecahan head harus mempertahankan sumbu batch: view(B, T, H, d_k), bukan view(-1, ...) "
-                 "yang mencampur item.",
-                 "Splitting heads must keep the batch axis: view(B, T, H, d_k), not a view(-1, ...) "
-                 "that mixes items."))
+@check("mha.batch_independence", assignment="attention", target=MHA, category="batch_independence", points=1,
+       needs=("mha.shape",), title=bilingual("Item batch saling bebas", "Batch items are independent"),
+       hint=bilingual("Pemecahan head harus mempertahankan sumbu batch: view(B, T, H, d_k), bukan "
+                      "view(-1, ...) yang mencampur item.",
+                      "Splitting heads must keep the batch axis: view(B, T, H, d_k), not a view(-1, ...) "
+                      "that mixes items."))
 def mha_batch_independence(ctx):
     obj, q, k, v = mha_inputs(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, batch=3)
     expect_batch_independent(ctx, obj, (q, k, v), vary=(0, 1, 2))
 
 
-@check("mha.no_inplace", assignment=A, target=MHA, category="api", points=1, needs=("mha.shape",),
-       title=text("Masukan tidak diubah", "Inputs are not modified"),
-       hint=text("Jangan mengubah q, k, v atau mask di tempat.", "Do not modify q, k, v or mask in place."))
+@check("mha.no_inplace", assignment="attention", target=MHA, category="api", points=1, needs=("mha.shape",),
+       title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
+       hint=bilingual("Jangan mengubah q, k, v atau mask di tempat.",
+                      "Do not modify q, k, v or mask in place."))
 def mha_no_inplace(ctx):
     obj, q, k, v = mha_inputs(ctx, ctx.chapter.d_model, ctx.chapter.num_heads, tq=6, tk=6)
     expect_inputs_untouched(ctx, obj, (q, k, v), {"mask": ctx.reference.causal_mask(6)})
 
 
-@check("mha.device_agnostic", assignment=A, target=MHA, category="device_agnostic", points=1,
-       needs=("mha.shape",), title=text("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=text("Tensor yang dibuat di forward harus berada di device masukan (`device=q.device`).",
-                 "Tensors created in forward must be on the input's device (`device=q.device`)."))
+@check("mha.device_agnostic", assignment="attention", target=MHA, category="device_agnostic", points=1,
+       needs=("mha.shape",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
+       hint=bilingual("Tensor yang dibuat di forward harus berada di device masukan (`device=q.device`).",
+                      "Tensors created in forward must be on the input's device (`device=q.device`)."))
 def mha_device_agnostic(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     q = ctx.randn(2, 6, d)

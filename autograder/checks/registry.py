@@ -2,15 +2,31 @@
 
     @check("mha.shape", assignment="attention", target="MultiHeadAttention",
            category="shape", points=2, needs=("mha.construct",),
-           title=text("...", "..."), hint=text("...", "..."))
+           title=bilingual("...", "..."), hint=bilingual("...", "..."))
     def mha_shape(ctx): ...
 
-A check passes by returning; it fails by calling ``fail(text(id, en))``. The
-hint (what is wrong and where to look) goes to the student when it fails.
+The rule a check follows:
+
+- It is a function of one ``Context`` (context.py) and nothing else: the student's code is
+  reached only through ``ctx`` (``ctx.new``, ``ctx.call``, ``ctx.session``), sizes and
+  tolerances only through ``ctx.chapter``, ``ctx.hidden`` and ``ctx.tolerance(name)``.
+- It decides in the trusted process: inputs are made here (``ctx.randn``, seeded by the
+  check's id, so a check sees the same inputs every time), the worker only computes.
+- It passes by returning and fails by calling ``fail(bilingual(indonesian, english))``: the
+  message says what is wrong; the declared ``hint`` (where to look) goes with it to the
+  student. An error raised by the student's code fails the check with that error; any other
+  exception is a fault of the grader, reported to the instructor.
+- It runs only when every check in ``needs`` passed; those are declared before it.
+- Its points are the registry's unless course.toml overrides them (``checks_for``).
+- A check module imports from ``registry``, ``context``, ``common`` and ``autograder.texts``,
+  never from another check module: what more than one module uses lives in common.py. The
+  modules are listed, in declaration order, in ``autograder/checks/__init__.py``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Callable
+
+from autograder.texts import Bilingual, bilingual
 
 CATEGORIES = (
     "api", "shape", "param_count", "numeric_vs_reference", "masking", "mask_convention",
@@ -19,32 +35,55 @@ CATEGORIES = (
     "device_agnostic",
 )
 
-
-def text(indonesian, english):
-    """A student-facing sentence in both course languages."""
-    return {"id": indonesian, "en": english}
+# Deprecated alias, removed once callers are switched to ``autograder.texts.bilingual``.
+text = bilingual
 
 
 def label(what):
-    """(Indonesian, English) names of a thing: a text() pair or a code identifier."""
-    return (what["id"], what["en"]) if isinstance(what, dict) else (what, what)
+    """(Indonesian, English) names of a thing: a Bilingual or a code identifier."""
+    return (what.id, what.en) if isinstance(what, Bilingual) else (what, what)
 
 
-OUTPUT = text("Keluaran", "The output")
-WEIGHTS = text("Bobot attention", "The attention weights")
+OUTPUT = bilingual("Keluaran", "The output")
+WEIGHTS = bilingual("Bobot attention", "The attention weights")
 
 
 @dataclass(frozen=True)
-class Check:
+class CheckInfo:
+    """What is known about a check without running it; plain data, serializable."""
+
     id: str
     assignment: str
     target: str  # the student's function or class the check is about
     category: str
     points: float
-    title: dict
-    hint: dict
-    needs: tuple
-    run: Callable
+    title: Bilingual
+    hint: Bilingual
+
+    def to_json(self):
+        return {"id": self.id, "assignment": self.assignment, "target": self.target,
+                "category": self.category, "points": self.points,
+                "title": self.title.to_json(), "hint": self.hint.to_json()}
+
+    @classmethod
+    def from_json(cls, data):
+        """A ``CheckInfo`` (also when called on ``Check``: code does not travel as JSON)."""
+        return CheckInfo(str(data["id"]), str(data["assignment"]), str(data["target"]),
+                         str(data["category"]), float(data["points"]),
+                         Bilingual.from_json(data["title"]), Bilingual.from_json(data["hint"]))
+
+
+@dataclass(frozen=True)
+class Check(CheckInfo):
+    """A declared check: its record plus what it depends on and the code that decides it."""
+
+    needs: tuple  # ids of checks that must pass first
+    run: Callable  # run(ctx): returns to pass, fail(...) to fail
+
+    @property
+    def info(self):
+        """The plain, serializable record of this check."""
+        return CheckInfo(**{f.name: getattr(self, f.name) for f in fields(CheckInfo)})
 
 
 class CheckFailed(Exception):
@@ -54,6 +93,9 @@ class CheckFailed(Exception):
 
 
 def fail(message):
+    """Fail the running check; ``message`` is a Bilingual saying what is wrong."""
+    if not isinstance(message, Bilingual):
+        raise TypeError(f"fail() takes a Bilingual (texts.bilingual), not {type(message).__name__}")
     raise CheckFailed(message)
 
 
@@ -77,10 +119,20 @@ def check(check_id, *, assignment, target, category, points, title, hint, needs=
     return register
 
 
+def declared(assignment):
+    """The checks of one assignment in declaration order, with the registry's points."""
+    _load_all()
+    return [c for c in REGISTRY.values() if c.assignment == assignment]
+
+
+def with_points(check_, points):
+    """The same check (or record) worth ``points``."""
+    return replace(check_, points=float(points))
+
+
 def checks_for(assignment, course=None):
     """The checks of one assignment in declaration order, with course.toml's points applied."""
-    _load_all()
-    selected = [c for c in REGISTRY.values() if c.assignment == assignment]
+    selected = declared(assignment)
     overrides = {}
     if course is not None and assignment in course.assignments:
         overrides = course.assignments[assignment].points
@@ -89,13 +141,8 @@ def checks_for(assignment, course=None):
             from autograder.config import ConfigError
             raise ConfigError(f"assignments.{assignment}.points names unknown checks: "
                               f"{', '.join(sorted(unknown))}")
-    return [_with_points(c, overrides.get(c.id)) for c in selected]
-
-
-def _with_points(check_, points):
-    if points is None:
-        return check_
-    return Check(**{**check_.__dict__, "points": float(points)})
+    return [with_points(c, overrides[c.id]) if overrides.get(c.id) is not None else c
+            for c in selected]
 
 
 def all_assignments():
@@ -104,5 +151,7 @@ def all_assignments():
 
 
 def _load_all():
-    # Importing the modules runs their @check decorators.
-    from autograder.checks import attention, decoder, encoder, encoder_block, multihead  # noqa: F401
+    # Importing the check modules runs their @check decorators.
+    import autograder.checks
+
+    autograder.checks.load()
