@@ -21,12 +21,11 @@ c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 c.ClearSolutions.text_stub = "TULIS JAWABAN ANDA DI SINI"
 
 # `nbgrader autograde` runs the notebook in a kernel the student controls, so the points must
-# not come from that kernel: DeferHiddenTests makes the hidden cells only print a note there,
-# and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
+# not come from that kernel: there nbgrader sets NBGRADER_EXECUTION=autograde and the hidden
+# cells only print a note (autograder/notebook.py), and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
 # in the sandbox and writes each hidden cell's verdict and points (which SaveAutoGrades reads).
 # The other entries are nbgrader 0.9's default autograde preprocessors, in their order.
 c.Autograde.autograde_preprocessors = [
-    "autograder.nbgrader_plugin.DeferHiddenTests",
     "nbgrader.preprocessors.Execute",
     "autograder.nbgrader_plugin.SandboxedGrades",
     "nbgrader.preprocessors.IgnorePattern",

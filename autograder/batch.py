@@ -1,49 +1,100 @@
-"""Grade many submissions at once: one thread per job, each driving its own sandboxed
-worker (forked from the shared zygote) under its own sandbox uid."""
+"""Grade a batch of submissions under one plan: resume what is up to date, grade the rest in
+parallel (one thread per job, each driving its own sandboxed worker under its own uid),
+write each student's reports as soon as they are graded, then the class files."""
 
 import os
 import queue
 import sys
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import datetime, timezone
+from pathlib import Path
 
-from autograder.checks.registry import checks_for, text
-from autograder.grading import Outcome, SubmissionResult, grade
+from autograder import report, resume
+from autograder.grading import grade, grader_fault
+from autograder.records import BatchResult
 
 
 def default_jobs():
     return max(1, len(os.sched_getaffinity(0)))
 
 
-def grade_many(submissions, course, jobs=None):
-    """Yield each submission's result as soon as it is graded (in completion order).
-    A fault while grading one submission becomes that submission's error report."""
+def grade_many(submissions, plan, jobs=None):
+    """Yield each submission's record as soon as it is graded (in completion order).
+    A fault while grading one submission becomes that submission's error record."""
     jobs = max(1, jobs or default_jobs())
     slots = queue.SimpleQueue()
     for slot in range(jobs):
         slots.put(slot)
 
-    def run(submission):
+    def one(submission):
         slot = slots.get()
         try:
-            return grade(submission, course, slot=slot)
+            return grade(submission, plan, slot=slot)
         except Exception:  # a fault of the grader: keep the batch going, report it loudly
             print(f"grader error on {submission.student}:\n{traceback.format_exc()}", file=sys.stderr)
-            return _grader_error(submission, course)
+            return grader_fault(submission, plan)
         finally:
             slots.put(slot)
 
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade") as pool:
-        futures = [pool.submit(run, submission) for submission in submissions]
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade")
+    try:
+        futures = [pool.submit(one, submission) for submission in submissions]
         for future in as_completed(futures):
             yield future.result()
+    finally:
+        # On Ctrl-C, drop what has not started; running workers end at their deadlines.
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _grader_error(submission, course):
-    message = text("Kesalahan internal autograder; beri tahu pengajar.",
-                   "Internal autograder error; please tell the instructor.")
-    result = SubmissionResult(submission.student, submission.assignment,
-                              str(submission.path) if submission.path else None)
-    result.outcomes = [Outcome(c, "error", 0.0, message)
-                       for c in checks_for(submission.assignment, course)]
-    return result
+def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
+        sandbox=lambda: "unknown"):
+    """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
+
+    ``on_start(todo, kept)`` is told which students will be graded and why the others were
+    kept; ``on_result(result)`` hears of each record once its reports are written.
+    ``sandbox()`` says, after grading, how the workers were isolated."""
+    out_dir = Path(out_dir)
+    jobs = max(1, jobs or default_jobs())
+    started, clock = datetime.now(timezone.utc), time.monotonic()
+    graded, todo, reasons = {}, [], {}
+    for submission in submissions:
+        expected = resume.fingerprint(submission, plan)
+        previous, why = (None, "--regrade") if regrade else resume.previous_result(out_dir, submission, expected)
+        if previous is not None:
+            graded[submission.student] = previous
+        else:
+            todo.append((submission, expected))
+            reasons[submission.student] = why
+    if on_start:
+        on_start([s for s, _ in todo], reasons, len(graded))
+    expected_by_student = dict((s.student, e) for s, e in todo)
+    for result in grade_many([s for s, _ in todo], plan, jobs):  # in completion order
+        result = _write_student(out_dir, result.with_changes(
+            fingerprint=expected_by_student[result.student]), plan)
+        graded[result.student] = result
+        if on_result:
+            on_result(result)
+    results = tuple(graded[s.student] for s in submissions)  # back in discovery order
+    seconds = time.monotonic() - clock
+    timing = {"started": started.isoformat(timespec="seconds"),
+              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "seconds": round(seconds, 3),
+              "seconds_per_submission": round(seconds / max(1, len(todo)), 3),
+              "graded": len(todo), "jobs": jobs}
+    batch = BatchResult(plan.name, plan.title, plan.language, tuple(c.info for c in plan.checks),
+                        results, timing, sandbox(), resumed=len(submissions) - len(todo))
+    report.write_batch(out_dir, batch)
+    return batch
+
+
+def _write_student(out_dir, result, plan):
+    """Write one student's reports; a failure marks that student and the batch goes on."""
+    try:
+        report.write_student(out_dir, result, plan.title, plan.language)
+        return result
+    except Exception as error:  # e.g. a full disk or text no encoder accepts
+        print(f"could not write the reports of {result.student}:\n{traceback.format_exc()}",
+              file=sys.stderr)
+        return result.with_changes(report_error=f"{type(error).__name__}: {error}")

@@ -20,8 +20,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
+from rich.markup import escape
+
 from autograder import config, report
-from autograder.checks.registry import all_assignments, checks_for
+from autograder.records import RESULT_STATUSES
+from autograder.texts import clean
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
 
@@ -89,31 +92,26 @@ def _console():
     return console
 
 
-def _assignment(course, name):
-    if name not in course.assignments:
-        raise UsageError(f"unknown assignment {name!r}; {course.path} defines: "
-                         f"{', '.join(course.assignments)}")
-    return course.assignments[name]
-
-
 # -- grade ------------------------------------------------------------------------------------
 def grade_command(args, course, lang, out, err):
-    assignment = _assignment(course, args.assignment)
+    if args.assignment not in course.assignments:  # before any slow import
+        raise UsageError(f"unknown assignment {args.assignment!r}; {course.path} defines: "
+                         f"{', '.join(course.assignments)}")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} exists and is not a folder")
     from autograder.sandbox import launch
 
     # The zygote imports torch on another core while we import ours. Its workers see neither
     # the submissions (other students' work) nor the output folder.
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
     folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
     args.out.mkdir(parents=True, exist_ok=True)
     launch.start_early(hide=[*folders, args.out])
-    from autograder import batch, loader  # torch and nbformat: not needed for usage errors
+    from autograder import batch, loader, plan as plans  # torch and nbformat: not needed for usage errors
 
-    checks = checks_for(assignment.name, course)
-    if not checks:
-        raise UsageError(f"assignment {assignment.name!r} has no checks yet")
-    submissions = loader.discover(args.paths, assignment.name, assignment.notebook)
+    plan = plans.resolve(course, args.assignment, lang)
+    if not plan.checks:
+        raise UsageError(f"assignment {plan.name!r} has no checks yet")
+    submissions = loader.discover(args.paths, plan.name, plan.notebook)
     if not submissions:
         raise UsageError(f"no submissions found under {', '.join(map(str, args.paths))}")
     _make_names_unique(submissions)
@@ -121,61 +119,52 @@ def grade_command(args, course, lang, out, err):
         if not Path(path).exists():
             _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
 
-    from autograder import resume
-
-    jobs = args.jobs or batch.default_jobs()
-    started, clock = datetime.now(timezone.utc), time.monotonic()
-    graded, todo = {}, []
-    for submission in submissions:
-        submission.fingerprint = resume.fingerprint(submission, checks, lang)
-        previous = None if args.regrade else resume.previous_result(
-            args.out, submission, checks, submission.fingerprint)
-        if previous is not None:
-            graded[submission.student] = previous
-        else:
-            todo.append(submission)
-    if graded:
-        _say(err, f"{len(graded)} report(s) in {args.out} are up to date; grading the other {len(todo)} "
-                  "(--regrade grades everything again)")
-    counts = {"full": 0, "partial": 0, "zero": 0, "not_graded": 0, "grader_error": 0}
+    counts = dict.fromkeys(RESULT_STATUSES, 0)
     columns = (TextColumn("grading {task.fields[student]:<16}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("[green]full {task.fields[full]}[/] [yellow]partial {task.fields[partial]}[/] "
                           "[red]zero {task.fields[zero]}[/] [bold red]errors {task.fields[errors]}[/]"),
                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
-    fingerprints = {s.student: s.fingerprint for s in todo}
     with Progress(*columns, console=err) as progress:
-        task = progress.add_task("grading", total=len(todo), student="", full=0, partial=0, zero=0, errors=0)
-        for result in batch.grade_many(todo, course, jobs):  # in completion order
-            result.fingerprint = fingerprints[result.student]
-            report.write_student(args.out, result, lang, assignment.title)
-            graded[result.student] = result
-            counts[report.status(result)] += 1
-            progress.update(task, advance=1, student=result.student, full=counts["full"],
+        task = progress.add_task("grading", total=0, student="", full=0, partial=0, zero=0, errors=0)
+
+        def on_start(todo, reasons, kept):
+            progress.update(task, total=len(todo))
+            if kept:
+                _say(err, f"{kept} report(s) in {args.out} are up to date; grading the other "
+                          f"{len(todo)} (--regrade grades everything again)")
+                for why, students in _group(reasons).items():
+                    _say(err, f"  {why}: {', '.join(map(clean, students))}")
+
+        def on_result(result):
+            counts[result.status] += 1
+            progress.update(task, advance=1, student=clean(result.student), full=counts["full"],
                             partial=counts["partial"], zero=counts["zero"] + counts["not_graded"],
                             errors=counts["grader_error"])
-    results = [graded[s.student] for s in submissions]  # back in discovery order
-    seconds = time.monotonic() - clock
-    timing = {"started": started.isoformat(timespec="seconds"),
-              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "seconds": round(seconds, 3), "seconds_per_submission": round(seconds / len(results), 3),
-              "jobs": jobs}
-    sandbox = _isolation()
-    if sandbox.startswith("rlimits-only"):
-        _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {sandbox}. "
-                  "Only resource limits and time-outs protected this machine.", "bold red")
-    report.write_batch(args.out, results, checks, assignment.name, lang, timing, assignment.title, sandbox)
 
-    out.print(_score_table(results, assignment, lang))
-    for result in results:
-        print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {result.student}", flush=True)
+        graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
+                           sandbox=_isolation)
+    if graded.sandbox.startswith("rlimits-only"):
+        _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
+                  "Only resource limits and time-outs protected this machine.", "bold red")
+    out.print(_score_table(graded, lang))
+    for result in graded.results:
+        print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {clean(result.student)}",
+              flush=True)
     _say(out, f"Reports: {args.out}/<student>/feedback.md and results.json; "
               f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}")
-    faulted = [r.student for r in results if r.grader_errors]
+    faulted = [clean(r.student) for r in graded.results if r.status == "grader_error"]
     if faulted:
         _say(err, f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "
                   f"above and 'grader_errors' in {args.out / 'summary.json'})", "red")
         return EXIT_GRADER_ERROR
     return EXIT_OK
+
+
+def _group(reasons):
+    grouped = {}
+    for student, why in reasons.items():
+        grouped.setdefault(why, []).append(student)
+    return grouped
 
 
 def _isolation():
@@ -200,46 +189,45 @@ def _make_names_unique(submissions):
         taken.add(report.student_folder(submission.student))
 
 
-def _score_table(results, assignment, lang):
-    table = Table(title=f"{assignment.name}: {assignment.title}", title_justify="left")
+def _score_table(graded, lang):
+    table = Table(title=f"{graded.assignment}: {graded.title}", title_justify="left")
     table.add_column("student", overflow="fold")
     table.add_column("score", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("failed checks", overflow="fold")
     styles = {"full": "green", "partial": "yellow", "zero": "red", "not_graded": "red",
               "grader_error": "bold red"}
-    for result in results:
-        status = report.status(result)
+    for result in graded.results:
+        status = result.status
         if status == "grader_error":
-            failed = "; ".join(dict.fromkeys(o.message[lang] for o in result.grader_errors if o.message))
+            failed = "; ".join(dict.fromkeys(
+                [o.message[lang] for o in result.grader_errors if o.message]
+                + ([result.report_error] if result.report_error else [])))
         elif status == "not_graded" and result.problems:
             failed = result.problems[-1][lang]
         else:
-            failed = ", ".join(report.failed_ids(result))
-        table.add_row(result.student, f"{report.fmt(result.score)}/{report.fmt(result.max_score)}",
-                      f"[{styles[status]}]{status}[/]", failed.replace("[", r"\["))
+            failed = ", ".join(result.failed_ids)
+        table.add_row(escape(clean(result.student)), f"{report.fmt(result.score)}/{report.fmt(result.max_score)}",
+                      f"[{styles[status]}]{status}[/]", escape(clean(failed)))
     return table
 
 
 # -- checks -----------------------------------------------------------------------------------
 def checks_command(args, course, lang, out):
-    if args.assignment:
-        names = [_assignment(course, args.assignment).name]
-    else:
-        names = list(dict.fromkeys([*course.assignments, *all_assignments()]))
+    from autograder import plan as plans
+
+    names = [args.assignment] if args.assignment else list(course.assignments)
     for name in names:
-        checks = checks_for(name, course)
-        title = course.assignments[name].title if name in course.assignments else name
-        table = Table(title=f"{name}: {title}", title_justify="left",
-                      caption=f"{len(checks)} checks, {report.fmt(sum(c.points for c in checks))} points"
-                      if checks else "no checks yet", caption_justify="left")
+        plan = plans.resolve(course, name, lang)
+        table = Table(title=f"{name}: {plan.title}", title_justify="left",
+                      caption=f"{len(plan.checks)} checks, {report.fmt(plan.max_score)} points"
+                      if plan.checks else "no checks yet", caption_justify="left")
         table.add_column("id", no_wrap=True)
         table.add_column("category", no_wrap=True)
         table.add_column("points", justify="right", no_wrap=True)
         table.add_column("target", overflow="fold")
         table.add_column("title", overflow="fold")
-        for c in checks:
-            table.add_row(c.id, c.category, report.fmt(c.points), c.target,
-                          c.title[lang].replace("[", r"\["))
+        for c in plan.checks:
+            table.add_row(c.id, c.category, report.fmt(c.points), c.target, escape(c.title[lang]))
         out.print(table)
     return EXIT_OK

@@ -42,7 +42,7 @@ class Course:
     name: str
     language: str
     startup_timeout: float
-    check_timeout: float
+    request_timeout: float
     submission_timeout: float
     memory_mb: int
     max_restarts: int
@@ -55,7 +55,7 @@ class Course:
 
 DEFAULTS = {
     "course": {"name": "Transformer", "language": "id"},
-    "grading": {"startup_timeout": 20, "check_timeout": 2, "submission_timeout": 300,
+    "grading": {"startup_timeout": 20, "request_timeout": 2, "submission_timeout": 300,
                 "memory_mb": 3072, "max_restarts": 1},
     "tolerances": {
         "float32": {"rtol": 1e-4, "atol": 1e-5},
@@ -123,7 +123,7 @@ def parse(data, path=None):
     return Course(
         name=reader.text(course, "course", "name"), language=language,
         startup_timeout=reader.number(grading, "grading", "startup_timeout", minimum=1),
-        check_timeout=reader.number(grading, "grading", "check_timeout", minimum=0.1),
+        request_timeout=reader.number(grading, "grading", "request_timeout", minimum=0.1),
         submission_timeout=reader.number(grading, "grading", "submission_timeout", minimum=1),
         memory_mb=reader.integer(grading, "grading", "memory_mb", minimum=700),
         max_restarts=reader.integer(grading, "grading", "max_restarts", minimum=0),

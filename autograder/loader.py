@@ -224,7 +224,12 @@ def add_definitions(source, origin, loaded):
         end = node.end_lineno
         alone = (index == 0 or body[index - 1].end_lineno < start) and (
             index == len(body) - 1 or body[index + 1].lineno > end)
-        segment = "\n".join(lines[start - 1:end]) if alone else ast.unparse(node)
+        try:
+            segment = "\n".join(lines[start - 1:end]) if alone else ast.unparse(node)
+        except (RecursionError, MemoryError, ValueError) as error:  # e.g. a 600-term expression
+            loaded.problems.append({"code": "syntax_error",
+                                    "detail": f"{origin}, line {start}: {type(error).__name__}"})
+            continue
         loaded.chunks.append({"code": "\n" * (start - 1) + segment, "origin": origin})
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             (loaded.stubs.add if _is_stub(node) else loaded.stubs.discard)(node.name)

@@ -12,9 +12,9 @@ about that target, and returns the points earned, which nbgrader records as part
 credit. The whole assignment is graded once per kernel and cached.
 
 Under ``nbgrader autograde`` the kernel belongs to the student, so nothing it computes
-is trusted: ``autograder.nbgrader_plugin`` sets ``DEFER_VARIABLE`` before the kernel
-starts, this function then only prints a note, and the plugin writes every hidden
-cell's verdict from the sandboxed grader after execution.
+is trusted: nbgrader sets ``NBGRADER_EXECUTION=autograde`` in that kernel, this function
+then only prints a note, and ``autograder.nbgrader_plugin.SandboxedGrades`` writes every
+hidden cell's verdict from the sandboxed grader after execution.
 """
 
 import contextlib
@@ -25,10 +25,14 @@ import os
 import sys
 import warnings
 
-from autograder import config, loader
+from autograder import loader, plan as plans
 from autograder.grading import grade_loaded
+from autograder.texts import bilingual, clean
 
-DEFER_VARIABLE = "AUTOGRADER_GRADED_AFTER_EXECUTION"
+# Set by nbgrader in the kernels it starts: "autograde" or "validate".
+NBGRADER_EXECUTION = "NBGRADER_EXECUTION"
+GRADED_LATER = bilingual("(Dinilai oleh autograder di sandbox setelah notebook selesai dijalankan.)",
+                         "(Graded by the sandboxed autograder after the notebook has run.)")
 _CACHE = {}
 
 
@@ -48,28 +52,26 @@ def target_report(result, target, lang):
         raise ValueError(f"no checks for {target!r} in assignment {result.assignment!r}")
     lines = []
     for outcome in outcomes:
-        mark = "✓" if outcome.status == "passed" else "✗"
+        mark = "✓" if outcome.passed else "✗"
         line = f"{mark} [{outcome.score:g}/{outcome.check.points:g}] {outcome.check.title[lang]}"
         if outcome.message:
             line += f"\n    {outcome.message[lang]}"
         lines.append(line)
-    return "\n".join(lines), float(sum(o.score for o in outcomes))
+    return clean("\n".join(lines)), float(sum(o.score for o in outcomes))
 
 
-def grade_quietly(loaded, student, assignment, course):
+def grade_quietly(loaded, student, plan):
     # nbgrader gives 0 points to a cell that writes to stderr: keep warnings off it.
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        return grade_loaded(loaded, student, assignment, course)
+        return grade_loaded(loaded, student, plan)
 
 
 def grade_target(assignment, target, course_path=None, lang=None):
     """Points earned by the checks of ``assignment`` that are about ``target``."""
-    course = config.load(course_path)
-    lang = lang or course.language
-    if os.environ.get(DEFER_VARIABLE):
-        print({"id": "(Dinilai oleh autograder di sandbox setelah notebook selesai dijalankan.)",
-               "en": "(Graded by the sandboxed autograder after the notebook has run.)"}[lang])
+    plan = plans.load(assignment, course_path, lang)
+    if os.environ.get(NBGRADER_EXECUTION) == "autograde":
+        print(GRADED_LATER[plan.language])
         return 0.0
     loaded = loader.LoadedCode()
     for number, source in enumerate(_executed_cells(), 1):
@@ -77,10 +79,10 @@ def grade_target(assignment, target, course_path=None, lang=None):
     # Key on what gets graded (the definitions), not on every executed cell: each hidden
     # cell adds itself to ``In``, so a key over all cells would never hit the cache.
     key = hashlib.sha256(json.dumps(
-        [assignment, str(course.path), loaded.chunks, loaded.problems]).encode()).hexdigest()
+        [plan.fingerprint(), loaded.chunks, loaded.problems]).encode()).hexdigest()
     if key not in _CACHE:
-        _CACHE[key] = grade_quietly(loaded, "notebook", assignment, course)
-    report, points = target_report(_CACHE[key], target, lang)
+        _CACHE[key] = grade_quietly(loaded, "notebook", plan)
+    report, points = target_report(_CACHE[key], target, plan.language)
     print(report)
     sys.stdout.flush()
     return points

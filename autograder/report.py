@@ -1,10 +1,13 @@
-"""Write what grading found: per student ``results.json`` (Gradescope's schema) and
-``feedback.md``; per batch ``gradebook.csv`` and ``summary.json``.
+"""Render the records of ``autograder.records`` as files: per student ``record.json``
+(the record itself, read back when a batch resumes), ``results.json`` (Gradescope's
+schema) and ``feedback.md``; per batch ``gradebook.csv`` and ``summary.json``.
 
 Only student-facing texts go into a student's files: check titles, the verdict
 messages and the hints. Check code, inputs, expected values and the worker's
-output never do. Every file is written atomically (a temporary file in the same
-folder, then ``os.replace``), so a reader never sees half a report.
+output never do. Text is cleaned of control characters everywhere, and in Markdown
+nothing outside our own code spans can form a link, an image or HTML. Every file
+is written atomically (a temporary file in the same folder, then ``os.replace``),
+so a reader never sees half a report.
 """
 
 import csv
@@ -15,14 +18,13 @@ import re
 import tempfile
 from pathlib import Path
 
-# summary.json's "sandbox" when the caller does not say how student code was isolated.
-SANDBOX = "unknown"
+from autograder.texts import clean, code_span, markdown_inline
 
 WORDS = {
     "id": {
         "title": "Umpan balik", "student": "Mahasiswa", "score": "Nilai", "source": "Berkas",
         "problems": "Masalah saat memuat kode", "check": "Pemeriksaan", "points": "Poin",
-        "fix": "Yang perlu diperbaiki", "look": "Di mana mencari", "skipped": "Dilewati",
+        "fix": "Yang perlu diperbaiki", "look": "Petunjuk", "skipped": "Dilewati",
         "all_passed": "Semua pemeriksaan lulus.", "no_file": "(tidak ada)",
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
         "none_loaded": "Tidak ada pemeriksaan yang dapat dijalankan.",
@@ -49,62 +51,41 @@ def student_folder(student):
     return name or "_"
 
 
-def status(result):
-    """One word for the gradebook: full, partial, zero, not_graded or grader_error."""
-    if result.grader_errors:
-        return "grader_error"
-    if result.outcomes and all(o.status == "skipped" for o in result.outcomes):
-        return "not_graded"
-    if result.max_score and result.score >= result.max_score:
-        return "full"
-    return "partial" if result.score > 0 else "zero"
-
-
-def failed_ids(result):
-    return [o.check.id for o in result.outcomes if o.status != "passed"]
-
-
 # -- per student ------------------------------------------------------------------------------
-def results_json(result, lang):
+def results_json(result, lang, title=None):
+    """Gradescope's results.json for one student."""
     words = WORDS[lang]
-    tests = []
-    for outcome in result.outcomes:
-        check = outcome.check
-        tests.append({
-            "name": f"{check.id}: {check.title[lang]}",
-            "score": outcome.score,
-            "max_score": check.points,
-            "status": "passed" if outcome.status == "passed" else "failed",
-            "output": _test_output(outcome, lang),
-            "visibility": "visible",
-            "extra_data": {"check": check.id, "category": check.category},
-        })
+    tests = [{
+        "name": clean(f"{o.check.id}: {o.check.title[lang]}"),
+        "score": o.score,
+        "max_score": o.check.points,
+        "status": "passed" if o.passed else "failed",
+        "output": clean(_test_output(o, lang)),
+        "visibility": "visible",
+        "extra_data": {"check": o.check.id, "category": o.check.category, "outcome": o.status},
+    } for o in result.outcomes]
     lines = [words["summary"].format(score=fmt(result.score), max=fmt(result.max_score))]
     lines += [f"- {problem[lang]}" for problem in result.problems]
-    if status(result) == "not_graded":
+    if result.status == "not_graded":
         lines.append(words["none_loaded"])
         reasons = {o.message[lang] for o in result.outcomes if o.message and o.message not in result.problems}
         lines += [f"- {reason}" for reason in sorted(reasons)]
-    report = {
+    return {
         "score": result.score,
         "max_score": result.max_score,
         "execution_time": result.execution_time,
-        "output": "\n".join(lines),
+        "output": clean("\n".join(lines)),
         "visibility": "visible",
         "tests": tests,
     }
-    if getattr(result, "fingerprint", None):  # lets an interrupted batch resume (autograder.resume)
-        report["extra_data"] = {"fingerprint": result.fingerprint, "source": result.source,
-                                "problems": result.problems}
-    return report
 
 
 def _test_output(outcome, lang):
     words = WORDS[lang]
     message = outcome.message[lang] if outcome.message else ""
-    if outcome.status == "passed":
+    if outcome.passed:
         return ""
-    if outcome.status == "failed":
+    if outcome.status in ("failed", "timeout"):
         return f"{message}\n{words['look']}: {outcome.check.hint[lang]}".strip()
     if outcome.status == "skipped":
         return _skipped(message, lang)
@@ -119,9 +100,10 @@ def _skipped(reason, lang):
 
 def feedback_md(result, lang, title=None):
     words = WORDS[lang]
-    out = [f"# {words['title']}: {title or result.assignment}", "",
+    source = code_span(Path(result.source).name) if result.source else words["no_file"]
+    out = [f"# {words['title']}: {_inline(title or result.assignment)}", "",
            f"- **{words['student']}:** {_inline(result.student)}",
-           f"- **{words['source']}:** {_inline(Path(result.source).name) if result.source else words['no_file']}",
+           f"- **{words['source']}:** {source}",
            f"- **{words['score']}: {fmt(result.score)}/{fmt(result.max_score)}**", ""]
     if result.problems:
         out += [f"## {words['problems']}", ""]
@@ -131,14 +113,14 @@ def feedback_md(result, lang, title=None):
         out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", "",
                 f"| | {words['check']} | {words['points']} |", "|---|---|---|"]
         for o in outcomes:
-            mark = "✓" if o.status == "passed" else "✗"
+            mark = "✓" if o.passed else "✗"
             name = f"`{o.check.id}` {_cell(o.check.title[lang])}"
             if o.status == "skipped":
                 name += f" ({words['skipped'].lower()})"
             out.append(f"| {mark} | {name} | {fmt(o.score)}/{fmt(o.check.points)} |")
         out.append("")
         out += _failures(outcomes, result.problems, lang)
-    if result.outcomes and all(o.status == "passed" for o in result.outcomes):
+    if result.outcomes and all(o.passed for o in result.outcomes):
         out += [words["all_passed"], ""]
     return "\n".join(out)
 
@@ -147,13 +129,13 @@ def _failures(outcomes, problems, lang):
     """Failed checks with message and hint; skipped ones grouped by their reason."""
     words = WORDS[lang]
     out = []
-    failed = [o for o in outcomes if o.status in ("failed", "error")]
+    failed = [o for o in outcomes if o.status in ("failed", "timeout", "error")]
     if failed:
         out += [f"**{words['fix']}:**", ""]
         for o in failed:
             message = o.message[lang] if o.message else words["error"]
             out.append(f"- ✗ `{o.check.id}` {_inline(o.check.title[lang])}: {_inline(message)}")
-            if o.status == "failed":
+            if o.status != "error":
                 out.append(f"  - *{words['look']}:* {_inline(o.check.hint[lang])}")
         out.append("")
     reasons = {}
@@ -173,63 +155,77 @@ def _by_target(outcomes):
 
 
 def _inline(text):
-    """One line of Markdown: no raw newlines or HTML from messages."""
-    return " ".join(str(text).split()).replace("<", "&lt;").replace(">", "&gt;")
+    """One line of Markdown in which only our own code spans are markup."""
+    return markdown_inline(" ".join(str(text).split()))
 
 
 def _cell(text):
     return _inline(text).replace("|", "\\|")
 
 
-def write_student(out_dir, result, lang, title=None):
-    """Write OUT/<student>/results.json and feedback.md; returns the folder."""
+def write_student(out_dir, result, title=None, lang="id"):
+    """Write OUT/<student>/record.json, results.json and feedback.md; returns the folder.
+    The record goes last: a folder with a record has a complete set of reports."""
     folder = Path(out_dir) / student_folder(result.student)
-    write_atomic(folder / "results.json", json.dumps(results_json(result, lang), ensure_ascii=False, indent=2) + "\n")
+    write_atomic(folder / "results.json",
+                 json.dumps(results_json(result, lang, title), ensure_ascii=False, indent=2) + "\n")
     write_atomic(folder / "feedback.md", feedback_md(result, lang, title))
+    write_atomic(folder / "record.json", result.dumps())
     return folder
 
 
+def read_record(out_dir, student):
+    """The record in OUT/<student>/record.json (raises OSError or ValueError)."""
+    from autograder.records import StudentResult
+
+    path = Path(out_dir) / student_folder(student) / "record.json"
+    return StudentResult.loads(path.read_text(encoding="utf-8"))
+
+
 # -- per batch --------------------------------------------------------------------------------
-def write_batch(out_dir, results, checks, assignment, lang, timing, title=None, sandbox=SANDBOX):
-    """Write OUT/gradebook.csv and OUT/summary.json for one graded batch."""
+def write_batch(out_dir, batch):
+    """Write OUT/gradebook.csv and OUT/summary.json for one graded batch (a BatchResult)."""
     out_dir = Path(out_dir)
-    write_atomic(out_dir / "gradebook.csv", gradebook_csv(results, checks, assignment))
-    write_atomic(out_dir / "summary.json", json.dumps(
-        summary(results, checks, assignment, lang, timing, title, sandbox), ensure_ascii=False, indent=2) + "\n")
+    write_atomic(out_dir / "gradebook.csv", gradebook_csv(batch))
+    write_atomic(out_dir / "summary.json",
+                 json.dumps(summary(batch), ensure_ascii=False, indent=2) + "\n")
 
 
-def gradebook_csv(results, checks, assignment):
+def gradebook_csv(batch):
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "assignment", "score", "max_score"] + [c.id for c in checks])
-    for result in results:
+    writer.writerow(["student", "assignment", "score", "max_score"] + [c.id for c in batch.checks])
+    for result in batch.results:
         earned = {o.check.id: o.score for o in result.outcomes}
-        writer.writerow([result.student, assignment, fmt(result.score), fmt(result.max_score)]
-                        + [fmt(earned[c.id]) if c.id in earned else "" for c in checks])
+        writer.writerow([clean(result.student), batch.assignment, fmt(result.score), fmt(result.max_score)]
+                        + [fmt(earned[c.id]) if c.id in earned else "" for c in batch.checks])
     return buffer.getvalue()
 
 
-def summary(results, checks, assignment, lang, timing, title=None, sandbox=SANDBOX):
+def summary(batch):
     """The instructor's view of a batch (never given to students)."""
-    statuses = [status(r) for r in results]
+    results = batch.results
+    statuses = [r.status for r in results]
     return {
-        "assignment": assignment,
-        "title": title or assignment,
-        "language": lang,
-        "sandbox": sandbox,
-        "max_score": sum(c.points for c in checks),
-        "checks": [c.id for c in checks],
+        "assignment": batch.assignment,
+        "title": batch.title,
+        "language": batch.language,
+        "sandbox": batch.sandbox,
+        "max_score": batch.max_score,
+        "checks": [c.id for c in batch.checks],
         "counts": {"students": len(results),
                    **{s: statuses.count(s) for s in ("full", "partial", "zero", "not_graded", "grader_error")},
                    "with_load_problems": sum(1 for r in results if r.problems)},
         "students": [{
-            "student": r.student, "folder": student_folder(r.student), "source": r.source,
-            "score": r.score, "max_score": r.max_score, "status": s, "failed": failed_ids(r),
-            "problems": [p["en"] for p in r.problems], "execution_time": r.execution_time,
+            "student": clean(r.student), "folder": student_folder(r.student), "source": r.source,
+            "score": r.score, "max_score": r.max_score, "status": s, "failed": r.failed_ids,
+            "problems": [clean(p["en"]) for p in r.problems], "execution_time": r.execution_time,
+            **({"report_error": r.report_error} if r.report_error else {}),
         } for r, s in zip(results, statuses)],
-        "grader_errors": [{"student": r.student, "check": o.check.id, "message": o.message["en"] if o.message else ""}
+        "grader_errors": [{"student": clean(r.student), "check": o.check.id,
+                           "message": clean(o.message["en"]) if o.message else ""}
                           for r in results for o in r.grader_errors],
-        "timing": timing,
+        "timing": batch.timing,
     }
 
 

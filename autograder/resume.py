@@ -1,46 +1,57 @@
-"""Resuming an interrupted batch: a student whose report is already in the output folder,
-made from the same submission with the same checks, is not graded again."""
+"""Resuming a batch: a student whose record is already in the output folder, made from the
+same submission bytes under the same plan (checks, points, tolerances, sizes, limits,
+language) by the same kit, is not graded again."""
 
+import functools
 import hashlib
 import json
 from pathlib import Path
 
-from autograder.grading import Outcome, SubmissionResult
-from autograder.report import student_folder
+from autograder import report
 
 
-def fingerprint(submission, checks, lang):
-    """What a report depends on: the submission's bytes, the checks and their points, the language."""
+@functools.lru_cache(maxsize=1)
+def kit_digest():
+    """A digest of the grader's and the reference's code: a new kit regrades everyone."""
     digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for folder in (root, root.parent / "solutions"):
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+PARTS = {"submission": "the submission changed", "plan": "the course settings changed",
+         "kit": "the autograder changed"}
+
+
+def fingerprint(submission, plan):
+    """What a student's record depends on, part by part, so that resume can say what changed."""
+    digest = hashlib.sha256(json.dumps([submission.student, submission.assignment]).encode())
     try:
         digest.update(Path(submission.path).read_bytes() if submission.path else b"<missing>")
     except OSError:
         digest.update(b"<unreadable>")
-    digest.update(json.dumps([submission.assignment, lang, [(c.id, c.points) for c in checks]]).encode())
-    return digest.hexdigest()
+    parts = {"submission": digest.hexdigest(), "plan": plan.fingerprint(), "kit": kit_digest()}
+    return ";".join(f"{name}={value[:24]}" for name, value in parts.items())
 
 
-def previous_result(out_dir, submission, checks, expected):
-    """The result recorded in OUT/<student>/results.json, if it was made from the same inputs."""
-    path = Path(out_dir) / student_folder(submission.student) / "results.json"
+def _changed(old, new):
+    old_parts = dict(p.split("=", 1) for p in (old or "").split(";") if "=" in p)
+    new_parts = dict(p.split("=", 1) for p in new.split(";"))
+    return [PARTS[name] for name in PARTS if old_parts.get(name) != new_parts[name]]
+
+
+def previous_result(out_dir, submission, expected):
+    """(record, None) when OUT/<student>/record.json is up to date, else (None, why)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        extra = data.get("extra_data") or {}
-        if extra.get("fingerprint") != expected:
-            return None
-        by_id = {c.id: c for c in checks}
-        outcomes = []
-        for test in data["tests"]:
-            check = by_id[test["extra_data"]["check"]]
-            status = test["status"] if test["score"] or test["status"] != "passed" else "passed"
-            outcomes.append(Outcome(check, status, float(test["score"]), None))
-        if [o.check.id for o in outcomes] != list(by_id):
-            return None
-        result = SubmissionResult(submission.student, submission.assignment, extra.get("source"))
-        result.outcomes = outcomes
-        result.problems = list(extra.get("problems", []))
-        result.execution_time = float(data.get("execution_time", 0.0))
-        result.fingerprint = expected
-        return result
+        record = report.read_record(out_dir, submission.student)
+    except FileNotFoundError:
+        return None, "no report yet"
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, "its record is unreadable"
+    if record.fingerprint != expected:
+        return None, ", ".join(_changed(record.fingerprint, expected))
+    if record.report_error:
+        return None, "writing its reports failed last time"
+    return record, None

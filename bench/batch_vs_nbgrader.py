@@ -73,15 +73,15 @@ def submissions(course, n):
 
 def floor_seconds(course, jobs):
     """All submissions graded in this process: torch imported, zygote warm, no reports."""
-    from autograder import batch, config, loader
+    from autograder import batch, loader, plan as plans
     from autograder.sandbox.process import shared_zygote
 
-    settings = config.load()
-    found = loader.discover([course / "submitted"], ASSIGNMENT, settings.assignments[ASSIGNMENT].notebook)
+    plan = plans.load(ASSIGNMENT)
+    found = loader.discover([course / "submitted"], ASSIGNMENT, plan.notebook)
     shared_zygote()
-    list(batch.grade_many(found[:2], settings, jobs))  # warm caches
+    list(batch.grade_many(found[:2], plan, jobs))  # warm caches
     started = time.monotonic()
-    results = list(batch.grade_many(found, settings, jobs))
+    results = list(batch.grade_many(found, plan, jobs))
     return time.monotonic() - started, len(results)
 
 

@@ -1,5 +1,6 @@
 """Bad input ends in a clear, student-readable report, and the other submissions still grade."""
 
+import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -9,7 +10,7 @@ import pytest
 from nbgrader.utils import compute_checksum
 
 import solutions.attention
-from autograder import config
+from autograder import plan as plans
 from autograder.grading import grade
 from autograder.loader import Submission
 
@@ -76,8 +77,8 @@ def make_inputs(folder):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bad") / "submissions"
-    course = config.load()
-    return {path.stem: grade(Submission(path.stem, "attention", path), course) for path in make_inputs(folder)}
+    plan = plans.load("attention")
+    return {path.stem: grade(Submission(path.stem, "attention", path), plan) for path in make_inputs(folder)}
 
 
 def outcome(result, check_id):
@@ -121,13 +122,8 @@ def test_deleted_cells_are_reported_against_the_source_notebook(tmp_path):
     submitted = nbgrader_notebook()
     del submitted.cells[2]
     path = write(tmp_path / "ani.ipynb", submitted)
-    course = config.load()
-    settings = course.assignments["attention"]
-    object.__setattr__(settings, "source_notebook", source)
-    try:
-        result = grade(Submission("ani", "attention", path), course)
-    finally:
-        object.__setattr__(settings, "source_notebook", config.load().assignments["attention"].source_notebook)
+    plan = dataclasses.replace(plans.load("attention"), grade_ids=plans._grade_ids(source))
+    result = grade(Submission("ani", "attention", path), plan)
     assert "Deleted nbgrader cell(s)" in problems(result) and "test_mha" in problems(result)
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from autograder import config
-from autograder.checks.registry import checks_for
+from autograder import plan as plans
 from conftest import EXAMPLES, ROOT, run_autograder
 
 COURSE = config.load()
-CHECKS = checks_for("attention", COURSE)
+CHECKS = plans.resolve(COURSE, "attention").checks
 POINTS = {c.id: c.points for c in CHECKS}
 MAX = sum(POINTS.values())
 # Budi leaves out the 1/sqrt(d_k) scale: only checks that compare values with the reference
@@ -70,9 +70,9 @@ def test_missing_scale_loses_exactly_the_numeric_checks(attention_batch):
     assert budi["score"] == MAX - sum(POINTS[c] for c in failed(budi))
     numeric = next(t for t in budi["tests"] if t["extra_data"]["check"] == "sdpa.numeric")
     assert numeric["score"] == 0 and "tanpa skala 1/√d_k" in numeric["output"]
-    assert "Di mana mencari" in numeric["output"]  # the hint comes with the failure
+    assert "Petunjuk" in numeric["output"]  # the hint comes with the failure
     text = feedback(out, "budi")
-    assert "✗ `sdpa.numeric`" in text and "Di mana mencari" in text
+    assert "✗ `sdpa.numeric`" in text and "Petunjuk" in text
 
 
 def test_broken_json_gets_zero_and_a_clear_message(attention_batch):
@@ -110,7 +110,9 @@ def test_results_json_has_gradescope_fields(attention_batch):
             assert test["name"].startswith(check.id) and check.title["id"] in test["name"]
             assert test["max_score"] == check.points and 0 <= test["score"] <= check.points
             assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
-            assert test["extra_data"] == {"check": check.id, "category": check.category}
+            assert test["extra_data"] == {"check": check.id, "category": check.category,
+                                          "outcome": test["extra_data"]["outcome"]}
+            assert test["extra_data"]["outcome"] in ("passed", "failed", "skipped", "timeout", "error")
             assert (test["output"] == "") == (test["status"] == "passed")
         assert result["score"] == sum(t["score"] for t in result["tests"])
 
@@ -144,7 +146,7 @@ def test_lang_en_switches_the_feedback_language(tmp_path):
     assert results(tmp_path, "attention-2")["score"] == MAX  # two files named alike: two folders
     text = (tmp_path / "attention" / "feedback.md").read_text(encoding="utf-8")  # single file: its stem
     assert "# Feedback" in text and "Where to look" in text and "without the 1/√d_k scale" in text
-    assert "Di mana mencari" not in text
+    assert "Petunjuk" not in text
     result = results(tmp_path, "attention")
     assert result["output"].startswith("Score ")
     assert any(t["name"] == "sdpa.numeric: Values match the reference" for t in result["tests"])
@@ -221,7 +223,8 @@ def test_a_fault_in_a_check_exits_3_and_is_reported(tmp_path):
     driver = textwrap.dedent("""
         import sys
         from autograder.checks import registry
-        from autograder.checks.registry import check, text
+        from autograder.checks.registry import check
+        from autograder.texts import bilingual as text
         registry._load_all()
         t = text("t", "t")
         @check("faulty.ok", assignment="faulty", target="x", category="api", points=1, title=t, hint=t)
@@ -283,7 +286,7 @@ def test_ci_workflow_parses_and_its_grade_step_runs(tmp_path):
 
 def _failed_checks(reports):
     return {student: sorted(t["extra_data"]["check"] for t in r["tests"] if t["status"] != "passed")
-            for student, r in reports.items()}
+            for student, (r, _, _) in reports.items()}
 
 
 def _reports_without_timing(out):
@@ -291,9 +294,33 @@ def _reports_without_timing(out):
     for path in sorted(out.glob("*/results.json")):
         data = json.loads(path.read_text())
         data.pop("execution_time")
-        data["extra_data"].pop("fingerprint")  # the submission's bytes: changed on purpose below
-        reports[path.parent.name] = data
+        record = json.loads((path.parent / "record.json").read_text())
+        record.pop("execution_time")
+        record.pop("fingerprint")  # the submission's bytes: changed on purpose below
+        reports[path.parent.name] = data, record, (path.parent / "feedback.md").read_text()
     return reports
+
+
+def _students_without_timing(out):
+    students = json.loads((out / "summary.json").read_text())["students"]
+    return [{k: v for k, v in s.items() if k != "execution_time"} for s in students]
+
+
+def test_a_deleted_report_is_regraded_and_every_other_record_is_kept_exactly(tmp_path):
+    out = tmp_path / "out"
+    assert run_autograder("grade", EXAMPLES, "-a", "attention", "-o", out).returncode == 0
+    records = {p.parent.name: p.read_bytes() for p in out.glob("*/record.json")}
+    reports = {p.parent.name: p.read_bytes() for p in out.glob("*/feedback.md")}
+    before = _students_without_timing(out)
+    assert {s["student"]: s["status"] for s in before}["citra"] == "not_graded"
+    shutil.rmtree(out / "andi")
+    again = run_autograder("grade", EXAMPLES, "-a", "attention", "-o", out)
+    assert again.returncode == 0, again.stderr
+    assert "3 report(s) in" in again.stderr and "no report yet: andi" in again.stderr
+    for student in ("budi", "citra", "dewi"):  # kept as they were, byte for byte
+        assert (out / student / "record.json").read_bytes() == records[student]
+        assert (out / student / "feedback.md").read_bytes() == reports[student]
+    assert _students_without_timing(out) == before  # citra is still not_graded, andi is back
 
 
 def test_interrupted_batch_resumes_and_regrading_gives_the_same_reports(tmp_path):

@@ -3,7 +3,7 @@
 import pytest
 
 from autograder import config
-from autograder.checks.registry import checks_for
+from autograder import plan as plans
 
 
 def test_shipped_course_toml_loads():
@@ -15,7 +15,7 @@ def test_shipped_course_toml_loads():
 
 @pytest.mark.parametrize("text, key", [
     ('[course]\nlanguage = "fr"\n', "course.language"),
-    ('[grading]\ncheck_timeout = "ten"\n', "grading.check_timeout"),
+    ('[grading]\nrequest_timeout = "ten"\n', "grading.request_timeout"),
     ('[sizes.hidden]\nd_model = 10\nnum_heads = 3\n', "sizes.hidden"),
     ('[tolerances.float32]\natol = -1\n', "tolerances.float32.atol"),
     ('[assignments.attention.points]\n"mha.numeric" = "lots"\n', "assignments.attention.points"),
@@ -34,8 +34,8 @@ def test_points_override_and_unknown_check(tmp_path):
     path = tmp_path / "course.toml"
     path.write_text('[assignments.attention.points]\n"mha.numeric" = 7\n')
     course = config.load(path)
-    points = {c.id: c.points for c in checks_for("attention", course)}
+    points = {c.id: c.points for c in plans.resolve(course, "attention").checks}
     assert points["mha.numeric"] == 7
     path.write_text('[assignments.attention.points]\n"mha.nope" = 1\n')
     with pytest.raises(config.ConfigError, match="mha.nope"):
-        checks_for("attention", config.load(path))
+        plans.load("attention", path)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import config
-from autograder.checks.registry import checks_for
+from autograder import plan as plans
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -115,7 +115,7 @@ ENTRIES = corpus_entries()
 
 
 def check_ids(assignment):
-    return [c.id for c in checks_for(assignment, COURSE)]
+    return [c.id for c in plans.resolve(COURSE, assignment).checks]
 
 
 def unknown_ids(entry):
@@ -139,20 +139,21 @@ def reference_source(assignment):
 CHILD = r"""
 import json, sys, traceback
 from pathlib import Path
-from autograder import config
+from autograder import plan as plans
 from autograder.grading import grade
 from autograder.loader import Submission
 
-course = config.load()
+plans_by_name = {}
 for line in sys.stdin:
     assignment, path = json.loads(line)
     try:
-        result = grade(Submission(Path(path).stem, assignment, Path(path)), course)
+        plan = plans_by_name.setdefault(assignment, plans.load(assignment))
+        result = grade(Submission(Path(path).stem, assignment, Path(path)), plan)
         plain = {
             "score": result.score, "max_score": result.max_score,
             "problems": [p["en"] for p in result.problems],
             "outcomes": {o.check.id: {"status": o.status, "score": o.score, "points": o.check.points,
-                                      "message": (o.message or {}).get("en", "")}
+                                      "message": o.message["en"] if o.message else ""}
                          for o in result.outcomes},
         }
     except BaseException:

@@ -124,3 +124,13 @@ def test_checksum_is_nbgrader_s(tmp_path):
     for cell in cells + [nbformat.from_dict({**c, "metadata": {"nbgrader": {**c.metadata.nbgrader, **v}}})
                          for c in cells[:3] for v in variants]:
         assert loader.nbgrader_checksum(cell) == compute_checksum(cell)
+
+
+def test_a_statement_too_deep_to_rewrite_is_the_student_s_problem_not_a_crash():
+    """Two statements on one line are re-written with ast.unparse, which recurses."""
+    source = "import math\nX = " + " + ".join(["1"] * 600) + "; Y = 2\n"
+    loaded = loader.LoadedCode()
+    loader.add_definitions(source, "cell 1", loaded)
+    assert [p["code"] for p in loaded.problems] == ["syntax_error"]
+    assert "line 2" in loaded.problems[0]["detail"] and "RecursionError" in loaded.problems[0]["detail"]
+    assert "import math" in loaded.chunks[0]["code"]  # the rest still loads

@@ -7,12 +7,13 @@ import os
 
 import pytest
 
-from autograder import config, grading, loader, report
-from autograder.checks.registry import checks_for, text
+from autograder import grading, loader, plan as plans, report
+from autograder.records import BatchResult, Outcome, StudentResult
+from autograder.texts import bilingual
 from conftest import EXAMPLES
 
-COURSE = config.load()
-CHECKS = checks_for("attention", COURSE)
+PLAN = plans.load("attention")
+CHECKS = [c.info for c in PLAN.checks]
 
 
 @pytest.fixture(scope="module")
@@ -20,20 +21,20 @@ def budi():
     notebook = EXAMPLES / "budi" / "attention" / "attention.ipynb"
     [submission] = loader.discover([notebook], "attention", "attention.ipynb")
     submission.student = "budi"
-    return grading.grade(submission, COURSE)
+    return grading.grade(submission, PLAN)
 
 
 @pytest.fixture(scope="module")
 def missing(tmp_path_factory):
     [submission] = loader.discover([tmp_path_factory.mktemp("none") / "eka"], "attention")
-    return grading.grade(submission, COURSE)
+    return grading.grade(submission, PLAN)
 
 
 def test_student_files_in_both_languages(budi, tmp_path):
-    for lang, look in (("id", "Di mana mencari"), ("en", "Where to look")):
-        folder = report.write_student(tmp_path / lang, budi, lang, "Attention")
+    for lang, look in (("id", "Petunjuk"), ("en", "Where to look")):
+        folder = report.write_student(tmp_path / lang, budi, "Attention", lang)
         assert folder == tmp_path / lang / "budi"
-        assert sorted(p.name for p in folder.iterdir()) == ["feedback.md", "results.json"]  # no temp files
+        assert sorted(p.name for p in folder.iterdir()) == ["feedback.md", "record.json", "results.json"]  # no temp files
         data = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         assert data["score"] == budi.score and data["max_score"] == budi.max_score
         assert len(data["tests"]) == len(CHECKS)
@@ -61,8 +62,12 @@ def test_only_feedback_texts_reach_the_student(budi):
                                           f"{outcome.check.hint[lang]}")
 
 
+def batch_of(*results, timing=None, sandbox="unknown"):
+    return BatchResult("attention", PLAN.title, "en", tuple(CHECKS), results, timing or {}, sandbox)
+
+
 def test_missing_submission_report(missing, tmp_path):
-    assert report.status(missing) == "not_graded"
+    assert missing.status == "not_graded"
     data = report.results_json(missing, "en")
     assert data["score"] == 0 and "not found" in data["output"] and "No check could run" in data["output"]
     assert all(t["status"] == "failed" and "not found" in t["output"] for t in data["tests"])
@@ -73,7 +78,7 @@ def test_missing_submission_report(missing, tmp_path):
 
 def test_batch_files(budi, missing, tmp_path):
     timing = {"seconds": 1.0}
-    report.write_batch(tmp_path, [budi, missing], CHECKS, "attention", "en", timing, sandbox="test-box")
+    report.write_batch(tmp_path, batch_of(budi, missing, timing=timing, sandbox="test-box"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gradebook.csv", "summary.json"]
     rows = list(csv.reader(io.StringIO((tmp_path / "gradebook.csv").read_text(encoding="utf-8"))))
     assert rows[0] == ["student", "assignment", "score", "max_score"] + [c.id for c in CHECKS]
@@ -83,16 +88,16 @@ def test_batch_files(budi, missing, tmp_path):
     assert summary["sandbox"] == "test-box" and summary["timing"] == timing
     assert summary["counts"] == {"students": 2, "full": 0, "partial": 1, "zero": 0, "not_graded": 1,
                                  "grader_error": 0, "with_load_problems": 1}
-    assert summary["students"][0]["failed"] == report.failed_ids(budi)
+    assert summary["students"][0]["failed"] == budi.failed_ids
     assert summary["max_score"] == sum(c.points for c in CHECKS)
 
 
 def test_grader_error_is_its_own_status(budi):
-    broken = grading.SubmissionResult("x", "attention", None, outcomes=[
-        grading.Outcome(CHECKS[0], "passed", CHECKS[0].points),
-        grading.Outcome(CHECKS[1], "error", 0.0, text("salah", "oops"))])
-    assert report.status(broken) == "grader_error"
-    summary = report.summary([budi, broken], CHECKS, "attention", "en", {})
+    broken = StudentResult("x", "attention", None, outcomes=(
+        Outcome(CHECKS[0], "passed", CHECKS[0].points),
+        Outcome(CHECKS[1], "error", 0.0, bilingual("salah", "oops"))))
+    assert broken.status == "grader_error"
+    summary = report.summary(batch_of(budi, broken))
     assert summary["grader_errors"] == [{"student": "x", "check": CHECKS[1].id, "message": "oops"}]
     test = report.results_json(broken, "en")["tests"][1]
     assert test["status"] == "failed" and test["output"] == "oops"
@@ -113,3 +118,39 @@ def test_write_atomic_replaces_and_leaves_no_temp_file(tmp_path):
     with pytest.raises(TypeError):
         report.write_atomic(target, None)  # a failed write keeps the old file and no temp file
     assert target.read_text(encoding="utf-8") == "two ✓" and os.listdir(target.parent) == ["f.txt"]
+
+
+# -- records --------------------------------------------------------------------------------------
+def test_every_status_survives_the_round_trip(budi, missing):
+    statuses = (("passed", CHECKS[0].points, None), ("failed", 0.0, bilingual("salah", "wrong")),
+                ("skipped", 0.0, bilingual("Dilewati karena x.", "Skipped because x.")),
+                ("error", 0.0, bilingual("galat", "fault")), ("timeout", 0.0, bilingual("waktu", "time")))
+    mixed = StudentResult("mix", "attention", "/x/mix.ipynb", outcomes=tuple(
+        Outcome(CHECKS[i], status, score, message) for i, (status, score, message) in enumerate(statuses)),
+        problems=(bilingual("masalah", "problem"),), execution_time=1.5, fingerprint="f",
+        report_error="OSError: disk full")
+    for record in (budi, missing, mixed):
+        again = StudentResult.loads(record.dumps())
+        assert again == record and again.dumps() == record.dumps()
+        assert again.status == record.status
+    assert missing.status == "not_graded" and mixed.status == "grader_error"
+    assert [o.status for o in StudentResult.loads(mixed.dumps()).outcomes] == [s for s, _, _ in statuses]
+
+
+def test_untrusted_text_cannot_become_markup_or_control_characters(tmp_path):
+    from markdown_it import MarkdownIt
+
+    hostile = ("\x1b[2J\x1b[31mred\x07 \ud800 ![img](http://evil.example/x.png) [link](http://e.x) "
+               "<img src=x onerror=alert(1)> <a href='x'>a</a> www.evil.example evil@mail.example "
+               "`a` ``b`` **bold** ~~gone~~ &lt;")
+    result = StudentResult(hostile, "attention", f"/s/{hostile}.ipynb", outcomes=(
+        Outcome(CHECKS[0], "failed", 0.0, bilingual(hostile, hostile)),),
+        problems=(bilingual(hostile, hostile),))
+    folder = report.write_student(tmp_path, result, hostile, "en")  # the surrogate does not crash it
+    for name in ("feedback.md", "results.json", "record.json"):
+        written = (folder / name).read_text(encoding="utf-8")
+        assert "\x1b" not in written and "\x07" not in written and "\ud800" not in written
+    html = MarkdownIt("gfm-like").render((folder / "feedback.md").read_text(encoding="utf-8"))
+    for element in ("<img", "<a ", "<strong>bold", "<del", "<s>"):
+        assert element not in html, element
+    assert "&lt;img src=x" in html  # shown as text, not dropped

@@ -17,7 +17,7 @@ The rule a check follows:
   student. An error raised by the student's code fails the check with that error; any other
   exception is a fault of the grader, reported to the instructor.
 - It runs only when every check in ``needs`` passed; those are declared before it.
-- Its points are the registry's unless course.toml overrides them (``checks_for``).
+- Its points are the registry's unless course.toml overrides them (``autograder.plan``).
 - A check module imports from ``registry``, ``context``, ``common`` and ``autograder.texts``,
   never from another check module: what more than one module uses lives in common.py. The
   modules are listed, in declaration order, in ``autograder/checks/__init__.py``.
@@ -34,10 +34,6 @@ CATEGORIES = (
     "rows_sum_to_one", "hidden_config", "gradient_flow", "batch_independence", "dtype",
     "device_agnostic",
 )
-
-# Deprecated alias, removed once callers are switched to ``autograder.texts.bilingual``.
-text = bilingual
-
 
 def label(what):
     """(Indonesian, English) names of a thing: a Bilingual or a code identifier."""

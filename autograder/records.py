@@ -1,0 +1,135 @@
+"""What grading found, as frozen records that survive a round trip through JSON.
+
+Every report (Gradescope ``results.json``, ``feedback.md``, ``gradebook.csv``,
+``summary.json``) is rendered from these records, and resuming a batch reads them
+back from ``OUT/<student>/record.json``: nothing is re-parsed from a rendered report.
+"""
+
+import json
+from dataclasses import dataclass, field, replace
+
+from autograder.checks.registry import CheckInfo
+from autograder.texts import Bilingual
+
+# One check's verdict. "skipped" carries its reason; "error" is a fault of the grader
+# itself; "timeout" means the student's code ran out of time on this check.
+OUTCOME_STATUSES = ("passed", "failed", "skipped", "error", "timeout")
+# One student's verdict, for the gradebook and the class summary.
+RESULT_STATUSES = ("full", "partial", "zero", "not_graded", "grader_error")
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    check: CheckInfo
+    status: str
+    score: float
+    message: Bilingual | None = None  # why it did not pass
+
+    def __post_init__(self):
+        if self.status not in OUTCOME_STATUSES:
+            raise ValueError(f"unknown outcome status {self.status!r}")
+
+    @property
+    def passed(self):
+        return self.status == "passed"
+
+    def to_json(self):
+        return {"check": self.check.to_json(), "status": self.status, "score": self.score,
+                "message": self.message.to_json() if self.message else None}
+
+    @classmethod
+    def from_json(cls, data):
+        message = data.get("message")
+        return cls(CheckInfo.from_json(data["check"]), data["status"], float(data["score"]),
+                   Bilingual.from_json(message) if message else None)
+
+
+@dataclass(frozen=True)
+class StudentResult:
+    student: str
+    assignment: str
+    source: str | None  # the graded file, as the instructor named it
+    outcomes: tuple = ()
+    problems: tuple = ()  # Bilingual messages about loading the code
+    execution_time: float = 0.0
+    fingerprint: str | None = None  # what the verdicts depend on (autograder.resume)
+    report_error: str | None = None  # writing this student's reports failed (instructor-facing)
+
+    @property
+    def score(self):
+        return sum(o.score for o in self.outcomes)
+
+    @property
+    def max_score(self):
+        return sum(o.check.points for o in self.outcomes)
+
+    @property
+    def grader_errors(self):
+        return tuple(o for o in self.outcomes if o.status == "error")
+
+    @property
+    def failed_ids(self):
+        return [o.check.id for o in self.outcomes if not o.passed]
+
+    @property
+    def status(self):
+        """One word for the gradebook: full, partial, zero, not_graded or grader_error."""
+        if self.grader_errors or self.report_error:
+            return "grader_error"
+        if self.outcomes and all(o.status == "skipped" for o in self.outcomes):
+            return "not_graded"
+        if self.max_score and self.score >= self.max_score:
+            return "full"
+        return "partial" if self.score > 0 else "zero"
+
+    def with_changes(self, **changes):
+        return replace(self, **changes)
+
+    def to_json(self):
+        return {
+            "version": RECORD_VERSION, "student": self.student, "assignment": self.assignment,
+            "source": self.source, "outcomes": [o.to_json() for o in self.outcomes],
+            "problems": [p.to_json() for p in self.problems],
+            "execution_time": self.execution_time, "fingerprint": self.fingerprint,
+            "report_error": self.report_error,
+        }
+
+    @classmethod
+    def from_json(cls, data):
+        if data.get("version") != RECORD_VERSION:
+            raise ValueError(f"record version {data.get('version')!r} is not {RECORD_VERSION}")
+        return cls(
+            student=str(data["student"]), assignment=str(data["assignment"]),
+            source=data.get("source"),
+            outcomes=tuple(Outcome.from_json(o) for o in data["outcomes"]),
+            problems=tuple(Bilingual.from_json(p) for p in data["problems"]),
+            execution_time=float(data["execution_time"]), fingerprint=data.get("fingerprint"),
+            report_error=data.get("report_error"))
+
+    def dumps(self):
+        # ASCII with escapes: a student's file name or message may hold lone surrogates,
+        # which no UTF-8 file can store, and the record must still round-trip exactly.
+        return json.dumps(self.to_json(), ensure_ascii=True, indent=1) + "\n"
+
+    @classmethod
+    def loads(cls, text):
+        return cls.from_json(json.loads(text))
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """A graded batch: every student's record, in discovery order, and how it went."""
+
+    assignment: str
+    title: str
+    language: str
+    checks: tuple  # CheckInfo
+    results: tuple  # StudentResult
+    timing: dict = field(default_factory=dict)
+    sandbox: str = "unknown"
+    resumed: int = 0  # students whose up-to-date record was kept
+
+    @property
+    def max_score(self):
+        return sum(c.points for c in self.checks)
