@@ -6,7 +6,8 @@ import time
 import traceback
 
 import solutions
-from autograder import loader
+from autograder import loader, pictures
+from autograder.checks import mistakes
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.messages import load_problem, student_error, worker_failure
@@ -53,9 +54,11 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         outcomes = _run_checks(session, plan, started, loaded.stubs)
         if session.load_info:
             problems.extend(student_error(e, e["origin"]) for e in session.load_info["errors"])
+        diagnoses = _advisory(mistakes.diagnose, session, plan, outcomes, started)
+        drawn = _advisory(pictures.collect, session, plan, outcomes, started)
     finally:
         session.close()
-    return _finish(student, plan, source, outcomes, problems, started)
+    return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn)
 
 
 def grader_fault(submission, plan):
@@ -106,7 +109,23 @@ def _run_one(session, check, plan, stubs):
     return Outcome(check.info, "passed", check.points)
 
 
-def _finish(student, plan, source, outcomes, problems, started):
+def _advisory(step, session, plan, outcomes, started):
+    """Diagnoses and pictures explain verdicts; they never change one. A student's code that
+    fails or hangs there, or no time left, just means none; a fault of ours is logged."""
+    if time.monotonic() - started > plan.limits.submission_timeout:
+        return ()
+    try:
+        return tuple(step(session, plan, tuple(outcomes)))
+    except (StudentError, WorkerFailure, CheckFailed):
+        return ()
+    except Exception:
+        print(f"grader error in {step.__module__}.{step.__name__}:\n{traceback.format_exc()}",
+              file=sys.stderr)
+        return ()
+
+
+def _finish(student, plan, source, outcomes, problems, started, diagnoses=(), drawn=()):
     return StudentResult(student, plan.name, source, outcomes=tuple(outcomes),
                          problems=tuple(problems),
-                         execution_time=round(time.monotonic() - started, 3))
+                         execution_time=round(time.monotonic() - started, 3),
+                         diagnoses=tuple(diagnoses), pictures=tuple(drawn))

@@ -46,6 +46,47 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Diagnosis:
+    """A known mistake recognised in a target by differential testing: the student's outputs
+    match a known-buggy variant of the reference and not the reference itself."""
+
+    target: str  # the function or class it is about
+    mistake: str  # catalogue id, instructor-facing (e.g. "sdpa.missing_scale")
+    title: Bilingual  # the mistake, named for the student
+    hint: Bilingual  # what to change and where to look
+    explains: tuple = ()  # ids of the failed checks that fail only because of it
+
+    def to_json(self):
+        return {"target": self.target, "mistake": self.mistake, "title": self.title.to_json(),
+                "hint": self.hint.to_json(), "explains": list(self.explains)}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(str(data["target"]), str(data["mistake"]), Bilingual.from_json(data["title"]),
+                   Bilingual.from_json(data["hint"]), tuple(data.get("explains", ())))
+
+
+@dataclass(frozen=True)
+class Picture:
+    """Data for one picture in a student's feedback (e.g. attention weights per head on a
+    small public input), plain numbers only; rendered by the HTML reports."""
+
+    kind: str  # what it shows and how it is drawn, e.g. "attention_weights", "causality"
+    target: str
+    title: Bilingual
+    data: dict  # JSON-ready: lists of numbers, shapes, labels
+
+    def to_json(self):
+        return {"kind": self.kind, "target": self.target, "title": self.title.to_json(),
+                "data": self.data}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(str(data["kind"]), str(data["target"]), Bilingual.from_json(data["title"]),
+                   dict(data["data"]))
+
+
+@dataclass(frozen=True)
 class StudentResult:
     student: str
     assignment: str
@@ -55,6 +96,8 @@ class StudentResult:
     execution_time: float = 0.0
     fingerprint: str | None = None  # what the verdicts depend on (autograder.resume)
     report_error: str | None = None  # writing this student's reports failed (instructor-facing)
+    diagnoses: tuple = ()  # Diagnosis, at most one per target
+    pictures: tuple = ()  # Picture
 
     @property
     def score(self):
@@ -93,6 +136,8 @@ class StudentResult:
             "problems": [p.to_json() for p in self.problems],
             "execution_time": self.execution_time, "fingerprint": self.fingerprint,
             "report_error": self.report_error,
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "pictures": [p.to_json() for p in self.pictures],
         }
 
     @classmethod
@@ -105,7 +150,9 @@ class StudentResult:
             outcomes=tuple(Outcome.from_json(o) for o in data["outcomes"]),
             problems=tuple(Bilingual.from_json(p) for p in data["problems"]),
             execution_time=float(data["execution_time"]), fingerprint=data.get("fingerprint"),
-            report_error=data.get("report_error"))
+            report_error=data.get("report_error"),
+            diagnoses=tuple(Diagnosis.from_json(d) for d in data.get("diagnoses", ())),
+            pictures=tuple(Picture.from_json(p) for p in data.get("pictures", ())))
 
     def dumps(self):
         # ASCII with escapes: a student's file name or message may hold lone surrogates,

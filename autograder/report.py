@@ -28,6 +28,7 @@ WORDS = {
         "all_passed": "Semua pemeriksaan lulus.", "no_file": "(tidak ada)",
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
         "none_loaded": "Tidak ada pemeriksaan yang dapat dijalankan.",
+        "diagnosis": "Kesalahan yang dikenali", "because": "Gagal karena kesalahan ini",
     },
     "en": {
         "title": "Feedback", "student": "Student", "score": "Score", "source": "File",
@@ -36,6 +37,7 @@ WORDS = {
         "all_passed": "All checks passed.", "no_file": "(none)",
         "error": "Internal autograder error", "summary": "Score {score}/{max}.",
         "none_loaded": "No check could run.",
+        "diagnosis": "Recognised mistake", "because": "Failed because of this mistake",
     },
 }
 
@@ -55,14 +57,16 @@ def student_folder(student):
 def results_json(result, lang, title=None):
     """Gradescope's results.json for one student."""
     words = WORDS[lang]
+    explained = _explained(result)
     tests = [{
         "name": clean(f"{o.check.id}: {o.check.title[lang]}"),
         "score": o.score,
         "max_score": o.check.points,
         "status": "passed" if o.passed else "failed",
-        "output": clean(_test_output(o, lang)),
+        "output": clean(_test_output(o, lang, explained.get(o.check.id))),
         "visibility": "visible",
-        "extra_data": {"check": o.check.id, "category": o.check.category, "outcome": o.status},
+        "extra_data": {"check": o.check.id, "category": o.check.category, "outcome": o.status,
+                       **({"diagnosis": explained[o.check.id].mistake} if o.check.id in explained else {})},
     } for o in result.outcomes]
     lines = [words["summary"].format(score=fmt(result.score), max=fmt(result.max_score))]
     lines += [f"- {problem[lang]}" for problem in result.problems]
@@ -70,7 +74,9 @@ def results_json(result, lang, title=None):
         lines.append(words["none_loaded"])
         reasons = {o.message[lang] for o in result.outcomes if o.message and o.message not in result.problems}
         lines += [f"- {reason}" for reason in sorted(reasons)]
-    return {
+    for diagnosis in result.diagnoses:
+        lines.append(f"{words['diagnosis']} ({diagnosis.target}): {diagnosis.title[lang]}")
+    data = {
         "score": result.score,
         "max_score": result.max_score,
         "execution_time": result.execution_time,
@@ -78,13 +84,25 @@ def results_json(result, lang, title=None):
         "visibility": "visible",
         "tests": tests,
     }
+    if result.diagnoses:
+        data["extra_data"] = {"diagnosis": [{"target": d.target, "mistake": d.mistake,
+                                             "explains": list(d.explains)} for d in result.diagnoses]}
+    return data
 
 
-def _test_output(outcome, lang):
+def _explained(result):
+    """check id -> the Diagnosis that explains its failure."""
+    return {check: d for d in result.diagnoses for check in d.explains}
+
+
+def _test_output(outcome, lang, diagnosis=None):
     words = WORDS[lang]
     message = outcome.message[lang] if outcome.message else ""
     if outcome.passed:
         return ""
+    if diagnosis is not None:  # the root cause and its hint instead of the check's generic one
+        return (f"{message}\n{words['diagnosis']}: {diagnosis.title[lang]}\n"
+                f"{words['look']}: {diagnosis.hint[lang]}").strip()
     if outcome.status in ("failed", "timeout"):
         return f"{message}\n{words['look']}: {outcome.check.hint[lang]}".strip()
     if outcome.status == "skipped":
@@ -110,8 +128,10 @@ def feedback_md(result, lang, title=None):
         out += [f"- {_inline(problem[lang])}" for problem in result.problems] + [""]
     for target, outcomes in _by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
-        out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", "",
-                f"| | {words['check']} | {words['points']} |", "|---|---|---|"]
+        diagnosis = next((d for d in result.diagnoses if d.target == target), None)
+        out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", ""]
+        out += _diagnosis(diagnosis, outcomes, lang)
+        out += [f"| | {words['check']} | {words['points']} |", "|---|---|---|"]
         for o in outcomes:
             mark = "✓" if o.passed else "✗"
             name = f"`{o.check.id}` {_cell(o.check.title[lang])}"
@@ -119,17 +139,32 @@ def feedback_md(result, lang, title=None):
                 name += f" ({words['skipped'].lower()})"
             out.append(f"| {mark} | {name} | {fmt(o.score)}/{fmt(o.check.points)} |")
         out.append("")
-        out += _failures(outcomes, result.problems, lang)
+        out += _failures(outcomes, result.problems, lang, diagnosis)
     if result.outcomes and all(o.passed for o in result.outcomes):
         out += [words["all_passed"], ""]
     return "\n".join(out)
 
 
-def _failures(outcomes, problems, lang):
-    """Failed checks with message and hint; skipped ones grouped by their reason."""
+def _diagnosis(diagnosis, outcomes, lang):
+    """A target's section leads with its diagnosed mistake and the checks it explains."""
+    if diagnosis is None:
+        return []
+    words = WORDS[lang]
+    out = [f"**{words['diagnosis']}:** {_inline(diagnosis.title[lang])}", "",
+           f"- *{words['look']}:* {_inline(diagnosis.hint[lang])}"]
+    explained = [o.check.id for o in outcomes if not o.passed and o.check.id in diagnosis.explains]
+    if explained:
+        out.append(f"- {words['because']}: " + ", ".join(f"`{c}`" for c in explained))
+    return out + [""]
+
+
+def _failures(outcomes, problems, lang, diagnosis=None):
+    """Failed checks not explained by the diagnosis, with message and hint; skipped ones
+    grouped by their reason."""
     words = WORDS[lang]
     out = []
-    failed = [o for o in outcomes if o.status in ("failed", "timeout", "error")]
+    failed = [o for o in outcomes if o.status in ("failed", "timeout", "error")
+              and not (diagnosis and o.check.id in diagnosis.explains)]
     if failed:
         out += [f"**{words['fix']}:**", ""]
         for o in failed:
@@ -220,7 +255,8 @@ def summary(batch):
             "student": clean(r.student), "folder": student_folder(r.student), "source": r.source,
             "score": r.score, "max_score": r.max_score, "status": s, "failed": r.failed_ids,
             "problems": [clean(p["en"]) for p in r.problems], "execution_time": r.execution_time,
-            **({"report_error": r.report_error} if r.report_error else {}),
+            "diagnoses": [{"target": d.target, "mistake": d.mistake} for d in r.diagnoses],
+            **({"report_error": clean(r.report_error)} if r.report_error else {}),
         } for r, s in zip(results, statuses)],
         "grader_errors": [{"student": clean(r.student), "check": o.check.id,
                            "message": clean(o.message["en"]) if o.message else ""}

@@ -154,3 +154,29 @@ def test_untrusted_text_cannot_become_markup_or_control_characters(tmp_path):
     for element in ("<img", "<a ", "<strong>bold", "<del", "<s>"):
         assert element not in html, element
     assert "&lt;img src=x" in html  # shown as text, not dropped
+
+
+def test_a_diagnosis_leads_its_target_and_replaces_the_generic_hints_it_explains(budi):
+    from autograder.records import Diagnosis
+
+    sdpa_numeric = next(o for o in budi.outcomes if o.check.id == "sdpa.numeric")
+    assert sdpa_numeric.status == "failed"
+    diagnosis = Diagnosis("scaled_dot_product_attention", "sdpa.missing_scale",
+                          bilingual("skala hilang", "the scale is missing"),
+                          bilingual("bagi dengan akar d_k", "divide by the square root of d_k"),
+                          ("sdpa.numeric",))
+    diagnosed = budi.with_changes(diagnoses=(diagnosis,))
+    assert StudentResult.loads(diagnosed.dumps()) == diagnosed
+    md = report.feedback_md(diagnosed, "en")
+    section = md[md.index("## `scaled_dot_product_attention`"):md.index("## `causal_mask`")]
+    assert section.index("Recognised mistake") < section.index("| | Check |")  # it leads
+    assert "Failed because of this mistake: `sdpa.numeric`" in section
+    assert sdpa_numeric.check.hint["en"] not in section  # no generic hint for what it explains
+    data = report.results_json(diagnosed, "en")
+    test = next(t for t in data["tests"] if t["extra_data"]["check"] == "sdpa.numeric")
+    assert test["extra_data"]["diagnosis"] == "sdpa.missing_scale"
+    assert "divide by the square root of d_k" in test["output"]
+    assert data["extra_data"]["diagnosis"][0]["mistake"] == "sdpa.missing_scale"
+    summary = report.summary(batch_of(diagnosed))
+    assert summary["students"][0]["diagnoses"] == [{"target": "scaled_dot_product_attention",
+                                                     "mistake": "sdpa.missing_scale"}]
