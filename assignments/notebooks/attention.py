@@ -21,13 +21,19 @@
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
 #   memberi tahu apa yang perlu diperiksa. Butuh percobaan sendiri? Tambahkan sel baru.
-# - **Jangan menulis ukuran secara tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di notebook
-#   memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan: ambil
-#   ukuran dari argumen dan dari `x.shape`.
+# - **Jangan menuliskan ukuran sebagai angka tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di
+#   notebook memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan:
+#   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
 # - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
 #   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
+#   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
+#   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat
+#   satu masalah saat memuat kode yang menyebut nama modul itu
+#   (`ModuleNotFoundError: No module named 'einops'`), dan kode yang memakainya tidak dapat berjalan
+#   sehingga pemeriksaannya gagal.
 # - Sebelum mengumpulkan: *Kernel → Restart Kernel and Run All Cells*, pastikan tidak ada error,
 #   lalu simpan notebook.
 
@@ -41,8 +47,10 @@ import torch.nn.functional as F
 # %% [markdown]
 # ## Bagian 1 — Scaled dot-product attention
 #
-# Setiap token diproyeksikan menjadi tiga vektor: **query** (apa yang dicari token ini), **key**
-# (identitas tiap token) dan **value** (informasi yang akan diambil). Attention menghitung
+# Setiap token diproyeksikan menjadi tiga vektor: **query** (kueri), yaitu apa yang dicari token
+# ini; **key** (kunci), yaitu penanda yang dicocokkan dengan kueri; dan **value** (nilai), yaitu
+# informasi yang diambil. Selanjutnya notebook ini memakai istilah kueri, kunci dan nilai.
+# Attention menghitung
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 #
@@ -52,7 +60,8 @@ import torch.nn.functional as F
 #    dengan tiap kunci. Pakai `transpose(-2, -1)`, bukan `k.T`, agar sumbu batch (dan head) tetap di
 #    tempatnya.
 # 2. **Skala**: bagi dengan $\sqrt{d_k}$, dengan $d_k$ = ukuran sumbu terakhir `q`. Tanpa skala ini,
-#    untuk $d_k$ besar hasil dot product membesar, softmax jenuh, dan gradiennya nyaris nol.
+#    hasil perkalian titik (*dot product*) membesar untuk $d_k$ yang besar, softmax menjadi jenuh,
+#    dan gradiennya nyaris nol.
 # 3. **Mask** (bila ada): isi skor posisi yang diblokir dengan `-inf` sebelum softmax.
 # 4. **Softmax** pada sumbu terakhir (sumbu kunci): tiap baris menjadi distribusi probabilitas yang
 #    berjumlah 1.
@@ -84,6 +93,11 @@ import torch.nn.functional as F
 # > diblokir. Jangan menyalin baris itu. Dengan mask dari tugas ini, baris tersebut justru memblokir
 # > semua posisi yang seharusnya boleh dilihat. Autograder mengenali mask yang terbalik dan akan
 # > menyebutkannya.
+# >
+# > **Awas juga:** `torch.nn.functional.scaled_dot_product_attention` memberi arti **sebaliknya**
+# > pada `attn_mask` boolean: di sana `True` berarti posisi itu *boleh* diperhatikan. Bila Anda
+# > memakai fungsi itu, berikan `attn_mask=~mask`, bukan `mask`. Fungsi itu juga hanya
+# > mengembalikan keluaran, tanpa bobot attention, padahal tugas ini meminta keduanya.
 
 # %% nbgrader="solution" grade_id="solution_scaled_dot_product_attention"
 # fill: solutions.attention.scaled_dot_product_attention
@@ -99,13 +113,13 @@ assert weights.shape == (2, 5, 7), "Bobot harus berbentuk (..., Tq, Tk)."
 assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 5)), \
     "Setiap baris bobot harus berjumlah 1: ambil softmax pada sumbu terakhir (dim=-1)."
 
-# The formula written out for one query of item 0.
+# Rumus yang sama, ditulis langsung untuk kueri pertama dari contoh 0 dalam batch.
 by_hand = torch.softmax(q[0, 0] @ k[0].transpose(0, 1) / math.sqrt(8), dim=-1)
 assert torch.allclose(weights[0, 0], by_hand, atol=1e-6), \
     "Bobot tidak sama dengan softmax(q kᵀ / √d_k): periksa skala √d_k dan sumbu softmax."
 assert torch.allclose(out[0, 0], by_hand @ v[0], atol=1e-6), "Keluaran harus bobot @ v."
 
-# A mask: the last two keys are blocked (True = BLOCKED) for every query.
+# Mask: dua kunci terakhir diblokir (True = DIBLOKIR) untuk setiap kueri.
 mask = torch.zeros(5, 7, dtype=torch.bool)
 mask[:, -2:] = True
 _, masked = scaled_dot_product_attention(q, k, v, mask)
@@ -126,9 +140,10 @@ print("✓ Pemeriksaan cepat scaled_dot_product_attention lulus.")
 # ## Bagian 2 — Mask kausal
 #
 # Saat decoder memprediksi token ke-*t*, ia belum boleh melihat token sesudahnya; kalau boleh,
-# prediksinya "mencontek". Kueri pada posisi *i* hanya boleh memperhatikan kunci *j ≤ i*. Mask kausal
-# `(t, t)` karena itu bernilai `True` (DIBLOKIR) tepat **di atas** diagonal, yaitu untuk *j > i*.
-# Diagonalnya sendiri `False`: token boleh memperhatikan dirinya sendiri. Untuk `t = 4`:
+# prediksinya "menyontek". Kueri pada posisi *i* hanya boleh memperhatikan kunci *j ≤ i*. Karena
+# itu, mask kausal `(t, t)` bernilai `True` (DIBLOKIR) tepat **di atas** diagonal, yaitu untuk
+# *j > i*. Diagonalnya sendiri bernilai `False`: token boleh memperhatikan dirinya sendiri.
+# Untuk `t = 4`:
 #
 # | kueri *i* ↓, kunci *j* → | 0 | 1 | 2 | 3 |
 # |---|---|---|---|---|
@@ -143,7 +158,8 @@ print("✓ Pemeriksaan cepat scaled_dot_product_attention lulus.")
 # Bab tentang matematika arsitektur Transformer menulis mask yang sama sebagai matriks aditif $M$
 # (0 = boleh, $-\infty$ = diblokir) yang dijumlahkan ke skor:
 # $\mathrm{softmax}(QK^\top/\sqrt{d_k} + M)V$.
-# Mask boolean kita setara: `scores.masked_fill(mask, float("-inf"))` menghasilkan skor yang sama.
+# Mask boolean kita sama artinya: `scores.masked_fill(mask, float("-inf"))` menghasilkan skor yang
+# sama.
 #
 # `causal_mask(t)` hanya menerima `t`, jadi tensornya dibuat di CPU; modul yang memakainya
 # memindahkannya ke device masukan dengan `.to(x.device)`.
@@ -164,7 +180,7 @@ assert not mask.diagonal().any(), "Diagonal tidak boleh diblokir: token boleh me
 assert torch.equal(mask, expected), "True harus tepat di atas diagonal (kunci j > kueri i): triu(..., diagonal=1)."
 assert causal_mask(7).shape == (7, 7), "Ukuran mask harus mengikuti t."
 
-# Together with attention: query i puts weight 0 on every later key j > i.
+# Bersama attention: kueri i memberi bobot 0 pada setiap kunci sesudahnya (j > i).
 torch.manual_seed(0)
 x = torch.randn(1, 4, 8)
 _, weights = scaled_dot_product_attention(x, x, x, causal_mask(4))
@@ -179,7 +195,7 @@ print("✓ Pemeriksaan cepat causal_mask lulus.")
 # %% [markdown]
 # ## Bagian 3 — Multi-head attention
 #
-# Satu pasangan Q, K, V hanya menangkap satu jenis hubungan antar token. Multi-head attention
+# Satu kelompok Q, K, V hanya menangkap satu jenis hubungan antartoken. Multi-head attention
 # menjalankan $h$ attention sekaligus, masing-masing pada subruang berukuran
 #
 # $$d_k = \frac{d_\text{model}}{h},$$
@@ -200,7 +216,7 @@ print("✓ Pemeriksaan cepat causal_mask lulus.")
 #
 # 1. proyeksikan: `wq(q)`, `wk(k)`, `wv(v)`;
 # 2. pecah menjadi head: `(B, T, D)` → `view(B, T, H, d_k)` → `transpose(1, 2)` → `(B, H, T, d_k)`
-#    (helper `_split_heads` disediakan untuk langkah ini; boleh dipakai, boleh tidak);
+#    (fungsi bantu `_split_heads` disediakan untuk langkah ini; boleh dipakai, boleh tidak);
 # 3. hitung attention per head dengan `scaled_dot_product_attention` dari Bagian 1 dan teruskan
 #    `mask` — mask `(Tq, Tk)` atau `(B, 1, 1, Tk)` ter-broadcast ke skor `(B, H, Tq, Tk)`;
 # 4. gabungkan head kembali: `transpose(1, 2)` → `(B, Tq, H, d_k)` → `.contiguous().view(B, Tq, D)`;
@@ -235,7 +251,7 @@ assert out.shape == (2, 5, 16), "Keluaran harus berbentuk (B, Tq, D)."
 assert weights.shape == (2, 4, 5, 5), "Bobot harus berbentuk (B, H, Tq, Tk)."
 assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 4, 5)), "Setiap baris bobot harus berjumlah 1."
 
-memory = torch.randn(2, 7, 16)  # keys and values may have another length than the queries
+memory = torch.randn(2, 7, 16)  # panjang kunci dan nilai boleh berbeda dari panjang kueri
 out, weights = mha(x, memory, memory)
 print("q dan k/v beda   : keluaran", tuple(out.shape), " bobot", tuple(weights.shape),
       "  (seharusnya (2, 5, 16) dan (2, 4, 5, 7))")
@@ -245,7 +261,7 @@ assert out.shape == (2, 5, 16) and weights.shape == (2, 4, 5, 7), \
 _, weights = mha(x, x, x, mask=causal_mask(5))
 assert torch.all(weights[..., causal_mask(5)] == 0), "Mask kausal harus diteruskan ke setiap head."
 padding = torch.zeros(2, 1, 1, 5, dtype=torch.bool)
-padding[0, ..., -2:] = True  # item 0: the last two tokens are padding
+padding[0, ..., -2:] = True  # contoh 0: dua token terakhir adalah padding
 _, weights = mha(x, x, x, mask=padding)
 assert torch.all(weights[0, ..., -2:] == 0), "Mask padding (B, 1, 1, Tk) harus memblokir kunci padding."
 

@@ -5,10 +5,10 @@
 # # Tugas 3 — Blok decoder: masked self-attention dan cross-attention
 #
 # Tugas ini mengikuti bab tentang blok decoder (masked self-attention dan cross-attention).
-# Saat memprediksi token ke-*t*, decoder belum boleh tahu isi token ke-*t*+1 — kalau boleh, tugas
-# prediksinya curang dan model tidak belajar apa-apa.
-# Karena itu decoder punya dua mekanisme yang tidak ada di encoder: **masked self-attention** yang
-# memutus pandangan ke masa depan, dan **cross-attention** yang membaca keluaran encoder (*memori*).
+# Saat menebak token sesudah posisi *t*, decoder hanya boleh melihat token sampai posisi *t*. Kalau
+# token ke-*t*+1 ikut terlihat, prediksinya menyontek dan model tidak belajar apa-apa.
+# Karena itu, decoder punya dua mekanisme yang tidak ada di encoder: **masked self-attention** yang
+# menutup pandangan ke masa depan, dan **cross-attention** yang membaca keluaran encoder (*memori*).
 # Anda membangun `DecoderBlock(d_model, num_heads, d_ff)`.
 #
 # `causal_mask`, `MultiHeadAttention` dan `FeedForward` dari tugas sebelumnya sudah disediakan.
@@ -21,13 +21,19 @@
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
 #   memberi tahu apa yang perlu diperiksa. Butuh percobaan sendiri? Tambahkan sel baru.
-# - **Jangan menulis ukuran secara tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di notebook
-#   memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan: ambil
-#   ukuran dari argumen dan dari `x.shape`.
+# - **Jangan menuliskan ukuran sebagai angka tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di
+#   notebook memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan:
+#   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
 # - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
 #   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
+#   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
+#   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat
+#   satu masalah saat memuat kode yang menyebut nama modul itu
+#   (`ModuleNotFoundError: No module named 'einops'`), dan kode yang memakainya tidak dapat berjalan
+#   sehingga pemeriksaannya gagal.
 # - Sebelum mengumpulkan: *Kernel → Restart Kernel and Run All Cells*, pastikan tidak ada error,
 #   lalu simpan notebook.
 
@@ -93,7 +99,7 @@ import torch.nn.functional as F
 # |---|---|---|
 # | sub-layer | 2: self-attention + FFN | 3: masked self-attention + cross-attention + FFN |
 # | self-attention | tanpa mask, dua arah | mask kausal, hanya masa lalu |
-# | sumber key/value | token sendiri | token sendiri + memori encoder |
+# | sumber kunci dan nilai | token sendiri | token sendiri + memori encoder |
 # | masukan | `x` | `x` dan `memory` |
 # | LayerNorm | 2 | 3 |
 # | parameter (contoh kita) | 2224 | 3344 |
@@ -104,8 +110,8 @@ import torch.nn.functional as F
 # %% nbgrader="read-only" grade_id="check_DecoderBlock"
 torch.manual_seed(0)
 block = DecoderBlock(16, 4, 32)
-x = torch.randn(2, 6, 16)       # decoder tokens
-memory = torch.randn(2, 5, 16)  # encoder output over the source sequence
+x = torch.randn(2, 6, 16)       # token decoder
+memory = torch.randn(2, 5, 16)  # keluaran encoder untuk urutan sumber
 out, cross_weights = block(x, memory)
 n = block.ln1(x)
 self_weights = block.self_attn(n, n, n, causal_mask(6))[1]
@@ -143,16 +149,16 @@ memory = torch.randn(2, 5, 16)
 out, _ = block(x, memory)
 
 changed = x.clone()
-changed[:, 4:] += 1.0  # only tokens 4 and 5 change
+changed[:, 4:] += 1.0  # hanya token 4 dan 5 yang diubah
 out_changed, _ = block(changed, memory)
 before = (out[:, :4] - out_changed[:, :4]).abs().max().item()
 after = (out[:, 4:] - out_changed[:, 4:]).abs().max().item()
 print(f"token 4-5 diubah → selisih keluaran posisi 0..3: {before:.3e}   posisi 4..5: {after:.3f}")
 assert before < 1e-6, "Posisi 0..3 tidak boleh melihat token 4 dan 5: pakai causal_mask pada self-attention."
-assert after > 1e-3
+assert after > 1e-3, "Keluaran posisi 4..5 harus berubah bila token 4 dan 5 diubah: keluaran harus bergantung pada x."
 
 memory_changed = memory.clone()
-memory_changed[:, 2, 0] += 1.0  # one feature of one source token
+memory_changed[:, 2, 0] += 1.0  # satu fitur dari satu token sumber
 out_memory, _ = block(x, memory_changed)
 through = (out - out_memory).abs().max().item()
 print(f"memori posisi 2 diubah → selisih maksimum keluaran decoder: {through:.3f}")
@@ -160,7 +166,8 @@ assert through > 1e-4, "Isi memori encoder harus sampai ke keluaran lewat cross-
 
 shorter, weights = block(x[:, :3], memory)
 print("Tdec = 3:", tuple(shorter.shape), tuple(weights.shape), "  (ukuran mask mengikuti x)")
-assert shorter.shape == (2, 3, 16) and weights.shape == (2, 4, 3, 5)
+assert shorter.shape == (2, 3, 16) and weights.shape == (2, 4, 3, 5), \
+    "Dengan Tdec = 3, keluaran harus (2, 3, 16) dan bobot (2, 4, 3, 5): buat mask kausal dari x.size(1)."
 out64, _ = block.double()(x.double(), memory.double())
 assert out64.dtype == torch.float64, "Setelah .double(), blok harus bekerja dalam float64."
 print("✓ Pemeriksaan cepat DecoderBlock lulus.")

@@ -22,13 +22,19 @@
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
 #   memberi tahu apa yang perlu diperiksa. Butuh percobaan sendiri? Tambahkan sel baru.
-# - **Jangan menulis ukuran secara tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di notebook
-#   memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan: ambil
-#   ukuran dari argumen dan dari `x.shape`.
+# - **Jangan menuliskan ukuran sebagai angka tetap** (16, 4, 32, 5, ...) di dalam kode. Contoh di
+#   notebook memakai ukuran dari bab, tetapi autograder juga memakai ukuran lain yang dirahasiakan:
+#   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
 # - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
 #   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
+#   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
+#   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat
+#   satu masalah saat memuat kode yang menyebut nama modul itu
+#   (`ModuleNotFoundError: No module named 'einops'`), dan kode yang memakainya tidak dapat berjalan
+#   sehingga pemeriksaannya gagal.
 # - Sebelum mengumpulkan: *Kernel → Restart Kernel and Run All Cells*, pastikan tidak ada error,
 #   lalu simpan notebook.
 
@@ -54,9 +60,9 @@ import torch.nn.functional as F
 # %% [markdown]
 # ## Bagian 1 — Positional encoding
 #
-# Attention, feed-forward, residual dan LayerNorm semuanya bekerja per baris token tanpa membaca
-# posisi: mengacak urutan token hanya mengacak keluaran dengan cara yang sama. Informasi urutan
-# karena itu dijumlahkan ke masukan sebagai *positional encoding* (PE), sebelum blok pertama.
+# Attention, feed-forward, residual dan LayerNorm tidak membaca posisi token: mengacak urutan token
+# hanya mengacak keluaran dengan cara yang sama. Karena itu, informasi urutan dijumlahkan ke
+# masukan sebagai *positional encoding* (PE), sebelum blok pertama.
 # PE sinus-kosinus tidak punya parameter yang dilatih:
 #
 # $$PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{10000^{2i/d_\text{model}}}\right), \qquad
@@ -102,13 +108,15 @@ print("✓ Pemeriksaan cepat positional_encoding lulus.")
 # ## Bagian 2 — Feed-forward per posisi
 #
 # Attention adalah satu-satunya tempat token bertukar informasi. Feed-forward network (FFN)
-# sebaliknya memproses **tiap token sendiri-sendiri** dengan parameter yang sama: dua layer linear
-# dengan aktivasi di tengah,
+# sebaliknya memproses **tiap token sendiri-sendiri** dengan parameter yang sama: dua lapisan
+# linear dengan aktivasi di antaranya,
 #
 # $$\mathrm{FFN}(x) = \mathrm{GELU}(x W_1 + b_1)\,W_2 + b_2 .$$
 #
-# Lebar tersembunyi `d_ff` lazimnya empat kali `d_model`; FFN menyimpan sebagian besar parameter
-# blok.
+# Lebar tersembunyi `d_ff` lazimnya empat kali `d_model`. Dengan rasio itu FFN memegang sekitar
+# dua pertiga parameter blok: kira-kira 8·d_model² bobot, dibanding 4·d_model² pada multi-head
+# attention. Di tugas ini `d_ff` hanya dua kali `d_model` (32 dan 16), sehingga FFN (1072
+# parameter) sedikit *lebih kecil* daripada multi-head attention (1088 parameter).
 #
 # **Aktivasi: GELU eksak.** $\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac12 x\,(1 + \mathrm{erf}(x/\sqrt2))$.
 # Di PyTorch: `F.gelu(h)` (bawaan `approximate="none"`) atau `nn.GELU()`.
@@ -141,14 +149,14 @@ y = ffn(x)
 print("bentuk keluaran:", tuple(y.shape), "  (seharusnya (2, 5, 16))")
 assert y.shape == (2, 5, 16), "Keluaran harus berbentuk (B, T, D)."
 
-# Exact GELU written out: 0.5 · h · (1 + erf(h / √2)).
+# GELU eksak ditulis langsung: 0.5 · h · (1 + erf(h / √2)).
 h = ffn.l1(x)
 by_hand = ffn.l2(0.5 * h * (1 + torch.erf(h / math.sqrt(2))))
 assert torch.allclose(y, by_hand, atol=1e-6), \
     "Aktivasi harus GELU eksak (erf): F.gelu(h) tanpa approximate='tanh', dan bukan ReLU."
 
 changed = x.clone()
-changed[:, 1:] += 1.0  # every token except token 0
+changed[:, 1:] += 1.0  # semua token kecuali token 0
 assert torch.allclose(ffn(changed)[:, 0], y[:, 0]), "FFN bekerja per token: token 0 tidak boleh terpengaruh token lain."
 assert ffn.double()(x.double()).dtype == torch.float64, "Setelah .double(), modul harus bekerja dalam float64."
 print("✓ Pemeriksaan cepat FeedForward lulus.")
@@ -162,8 +170,8 @@ print("✓ Pemeriksaan cepat FeedForward lulus.")
 #
 # Satu blok encoder berisi dua sub-layer — multi-head **self**-attention (q = k = v = token blok
 # itu sendiri) dan feed-forward — dan tiap sub-layer dibungkus **residual connection** (jalan pintas
-# bagi gradien) dan **layer normalization** (menjaga skala tiap baris token). Di mana LayerNorm
-# diletakkan membedakan dua varian:
+# bagi gradien) dan **layer normalization** (menjaga skala tiap baris token). Letak LayerNorm
+# membedakan dua varian:
 #
 # | Varian | Urutan operasi | Ciri pelatihan |
 # |---|---|---|
@@ -195,10 +203,12 @@ print("✓ Pemeriksaan cepat FeedForward lulus.")
 # | keluaran blok | `(2, 5, 16)` |
 # | bobot self-attention `block.attn(x, x, x)[1]` | `(2, 4, 5, 5)` |
 #
-# Sifat yang diperiksa: pada post-LN tiap baris token keluaran ber-mean ≈ 0 dan ber-std ≈ 1 (std
-# populasi, `correction=0`), karena LayerNorm adalah operasi terakhir; pada pre-LN tidak. Tanpa PE
-# blok bersifat setara-permutasi: `block(x[:, p]) == block(x)[:, p]`; setelah PE dijumlahkan sifat
-# itu hilang. Dua blok yang ditumpuk dengan `nn.Sequential` tetap menghasilkan `(B, T, D)`.
+# Sifat yang diperiksa: pada post-LN, tiap baris token keluaran memiliki rerata ≈ 0 dan simpangan
+# baku ≈ 1 (simpangan baku populasi, `correction=0`), karena LayerNorm adalah operasi terakhir;
+# pada pre-LN tidak demikian. Tanpa PE, blok bersifat ekuivarian terhadap permutasi: mengacak
+# token masukan mengacak token keluaran dengan cara yang sama, `block(x[:, p]) == block(x)[:, p]`.
+# Setelah PE dijumlahkan, sifat itu hilang. Dua blok yang ditumpuk dengan `nn.Sequential` tetap
+# menghasilkan `(B, T, D)`.
 
 # %% nbgrader="solution" grade_id="solution_EncoderBlock"
 # fill: solutions.encoder.EncoderBlock
@@ -213,7 +223,7 @@ print("masukan              :", tuple(x.shape))
 print("keluaran blok        :", tuple(out.shape), "  (seharusnya (2, 5, 16))")
 print("bobot self-attention :", tuple(weights.shape), "  (seharusnya (2, 4, 5, 5))")
 assert out.shape == (2, 5, 16), "Blok encoder harus mempertahankan bentuk (B, T, D)."
-assert weights.shape == (2, 4, 5, 5)
+assert weights.shape == (2, 4, 5, 5), "Bobot self-attention block.attn harus berbentuk (B, H, T, T)."
 
 print("jumlah parameter:")
 parts = {"multi-head attention": ([block.attn], 1088), "feed-forward": ([block.ffn], 1072),
@@ -224,10 +234,10 @@ for name, (modules, expected) in parts.items():
     assert got == expected, f"Jumlah parameter {name} salah."
 
 mean, std = out.mean(dim=-1), out.std(dim=-1, correction=0)
-print("post-LN, mean per token (item 0):", [round(m, 3) + 0.0 for m in mean[0].tolist()])
-print("post-LN, std  per token (item 0):", [round(s, 3) for s in std[0].tolist()])
+print("post-LN, rerata per token (contoh 0)        :", [round(m, 3) + 0.0 for m in mean[0].tolist()])
+print("post-LN, simpangan baku per token (contoh 0):", [round(s, 3) for s in std[0].tolist()])
 assert torch.allclose(mean, torch.zeros(2, 5), atol=1e-5) and torch.allclose(std, torch.ones(2, 5), atol=1e-3), \
-    "Pada post-LN, LayerNorm adalah operasi terakhir: tiap token harus ber-mean ~0 dan ber-std ~1."
+    "Pada post-LN, LayerNorm adalah operasi terakhir: tiap token harus memiliki rerata ≈ 0 dan simpangan baku ≈ 1."
 h = block.ln1(x + block.attn(x, x, x)[0])
 assert torch.allclose(out, block.ln2(h + block.ffn(h)), atol=1e-6), \
     "Post-LN: h = ln1(x + attn(x, x, x)[0]); keluaran = ln2(h + ffn(h))."
@@ -242,23 +252,26 @@ out = block(x)
 perm = torch.tensor([2, 0, 3, 4, 1])
 follows = torch.allclose(block(x[:, perm]), out[:, perm], atol=1e-5)
 print(f"tanpa PE: token diacak {perm.tolist()} → keluaran teracak dengan cara yang sama? {follows}")
-assert follows, "Tanpa positional encoding, blok harus setara-permutasi (jangan menambahkan PE di dalam blok)."
+assert follows, \
+    "Tanpa positional encoding, blok harus ekuivarian terhadap permutasi (jangan menambahkan PE di dalam blok)."
 pe = positional_encoding(5, 16)
 difference = (block(x + pe)[:, perm] - block(x[:, perm] + pe)).abs().max().item()
 print(f"dengan PE: selisih maksimum setelah permutasi {difference:.3f} → urutan kini berperan")
-assert difference > 1e-3
+assert difference > 1e-3, \
+    "Setelah PE dijumlahkan, urutan token harus berpengaruh: periksa positional_encoding (apakah isinya nol?)."
 
 block_pre = EncoderBlock(16, 4, 32, prenorm=True)
 out_pre = block_pre(x)
 print("pre-LN, bentuk keluaran:", tuple(out_pre.shape))
-print("pre-LN, std per token (item 0):", [round(s, 3) for s in out_pre[0].std(dim=-1, correction=0).tolist()])
+print("pre-LN, simpangan baku per token (contoh 0):",
+      [round(s, 3) for s in out_pre[0].std(dim=-1, correction=0).tolist()])
 n = block_pre.ln1(x)
 h = x + block_pre.attn(n, n, n)[0]
 assert torch.allclose(out_pre, h + block_pre.ffn(block_pre.ln2(h)), atol=1e-6), \
     "Pre-LN: n = ln1(x); h = x + attn(n, n, n)[0]; keluaran = h + ffn(ln2(h))."
 
 padding = torch.zeros(2, 1, 1, 5, dtype=torch.bool)
-padding[0, ..., 3:] = True  # item 0: tokens 3 and 4 are padding
+padding[0, ..., 3:] = True  # contoh 0: token 3 dan 4 adalah padding
 changed = x.clone()
 changed[0, 3:] += 1.0
 for b in (block, block_pre):
@@ -267,7 +280,8 @@ for b in (block, block_pre):
 
 stack = nn.Sequential(EncoderBlock(16, 4, 32), EncoderBlock(16, 4, 32, prenorm=True))
 print("tumpukan dua blok (nn.Sequential):", tuple(stack(x).shape))
-assert stack(x).shape == (2, 5, 16)
+assert stack(x).shape == (2, 5, 16), \
+    "Dua blok dalam nn.Sequential harus menghasilkan (B, T, D): forward cukup dipanggil dengan x saja."
 assert block.double()(x.double()).dtype == torch.float64, "Setelah .double(), blok harus bekerja dalam float64."
 print("✓ Pemeriksaan cepat EncoderBlock lulus.")
 
