@@ -71,11 +71,9 @@ class BuildError(Exception):
 
 def target_points(assignment):
     """Points per target (the student's function or class), in declaration order."""
-    from autograder.checks.registry import checks_for
+    from autograder import plan as plans
 
-    points = {}
-    for check in checks_for(assignment, config.load()):
-        points[check.target] = points.get(check.target, 0.0) + check.points
+    points = plans.resolve(config.load(), assignment).points_by_target()
     return {t: int(p) if float(p).is_integer() else p for t, p in points.items()}
 
 

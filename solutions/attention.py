@@ -20,7 +20,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., Tq, Tk)
     if mask is not None:
         scores = scores.masked_fill(mask, float("-inf"))
-    weights = scores.softmax(dim=-1)  # each row is a distribution over the keys
+    weights = scores.softmax(dim=-1)  # tiap baris: distribusi atas kunci (key)
     return weights @ v, weights
 
 
@@ -39,7 +39,7 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         if d_model % num_heads != 0:
             raise ValueError(
-                f"d_model ({d_model}) must be divisible by num_heads ({num_heads})"
+                f"d_model ({d_model}) harus habis dibagi num_heads ({num_heads})"
             )
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -63,5 +63,5 @@ class MultiHeadAttention(nn.Module):
         k = self._split_heads(self.wk(k))
         v = self._split_heads(self.wv(v))
         z, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, Tq, d_k)
-        z = z.transpose(1, 2).contiguous().view(b, tq, d)  # heads side by side again
+        z = z.transpose(1, 2).contiguous().view(b, tq, d)  # head-head dijajarkan kembali
         return self.wo(z), weights

@@ -23,7 +23,7 @@ class DecoderBlock(nn.Module):
 
         Returns out (B, Tdec, D) and cross_weights (B, H, Tdec, Tsrc).
         """
-        mask = causal_mask(x.size(1)).to(x.device)  # a token never sees later tokens
+        mask = causal_mask(x.size(1)).to(x.device)  # token tidak pernah melihat token sesudahnya
         n = self.ln1(x)
         h = x + self.self_attn(n, n, n, mask)[0]
         m = self.ln2(memory)
