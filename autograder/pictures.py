@@ -1,8 +1,205 @@
 """Pictures for a student's feedback: data collected from the worker on small public inputs.
 
-``collect(session, plan, outcomes)`` returns ``records.Picture`` values (plain numbers only).
+``collect(session, plan, outcomes)`` runs after the checks (``grading._advisory``: it never
+changes a verdict) and returns ``records.Picture`` values holding plain numbers only. Each
+picture sets the student's numbers beside what correct code gives on the same input: the
+reference runs here, in the trusted process, with the same weights copied into the student's
+module. Inputs and sizes are public: the chapter's sizes (``plan.chapter``), one batch item,
+a fixed seed. Hidden sizes and the checks' inputs never appear.
+
+Pictures (``kind``):
+
+- ``attention_weights``: ``scaled_dot_product_attention`` and ``MultiHeadAttention`` on a causal
+  mask, and the cross-attention weights ``DecoderBlock`` returns. ``data``: ``student`` and
+  ``reference`` (heads x queries x keys), ``mask`` (queries x keys, ``True`` = blocked) or None,
+  ``same_weights`` (the reference used the student's weights).
+- ``positional_encoding``: ``student`` and ``reference`` (positions x features).
+- ``causality``: ``DecoderBlock``; row ``t`` changes the decoder tokens at positions >= t,
+  column ``p`` is how much the output at position ``p`` changed (largest absolute change).
+  Correct blocks leave every column ``p < t`` at zero.
+
+Non-finite numbers (NaN, inf) are stored as ``None``.
 """
+
+import torch
+
+import solutions
+from autograder.reference_weights import deterministic_weights
+from autograder.sandbox.process import StudentError, WorkerFailure
+from autograder.texts import bilingual
+
+SEED = 20240917  # the public input's seed (any fixed number: nothing secret depends on it)
+DIGITS = 4  # rounding of stored numbers: enough for a picture, small in record.json
+CHANGED = 1e-4  # a change above this counts as "changed" in the causality picture
+
+
+class _Skip(Exception):
+    """This picture cannot be drawn for this student (wrong type or shape, ...)."""
 
 
 def collect(session, plan, outcomes):
-    return ()  # being written (issue: pictures for students)
+    """The pictures for the targets of ``outcomes`` whose code can be called at all."""
+    passed = {o.check.id for o in outcomes if o.passed}
+    targets = {o.check.target for o in outcomes}
+    pictures = []
+    for target, needs, draw in DRAWINGS:
+        if target not in targets or needs not in passed:
+            continue
+        drawn = []
+        try:
+            for picture in draw(session, plan.chapter):
+                drawn.append(picture)
+        except (_Skip, StudentError):
+            pass  # the student's code cannot draw this one; keep what was drawn, go on
+        except WorkerFailure:
+            pictures.extend(drawn)
+            break  # the worker is gone or hanging: no more pictures for this student
+        pictures.extend(drawn)
+    return tuple(pictures)
+
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _generator(name):
+    return torch.Generator().manual_seed(SEED + sum(map(ord, name)))
+
+
+def _randn(generator, *shape):
+    return torch.randn(*shape, generator=generator)
+
+
+def numbers(tensor):
+    """A tensor as nested lists of rounded floats, None for NaN and inf."""
+    if tensor.dim() == 0:
+        value = float(tensor)
+        return round(value, DIGITS) if torch.isfinite(tensor) else None
+    return [numbers(row) for row in tensor]
+
+
+def _tensor(value, shape):
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(shape) \
+            or not value.is_floating_point():
+        raise _Skip()
+    return value.detach().double()
+
+
+def _pair(value):
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise _Skip()
+    return value
+
+
+def _with_reference_weights(session, obj, reference):
+    """Copy the reference's parameters into the student's module; True if all of them fit."""
+    values = {path: p.detach().clone() for path, p in reference.named_parameters()}
+    missing, mismatched = session.set_params(obj, values)
+    return not missing and not mismatched
+
+
+def _picture(kind, target, title, **data):
+    from autograder.records import Picture
+
+    return Picture(kind, target, title, data)
+
+
+# -- the drawings --------------------------------------------------------------------------------
+def sdpa_weights(session, sizes):
+    t, d_k = sizes.length, sizes.d_model // sizes.num_heads
+    generator = _generator("sdpa")
+    q, k, v = (_randn(generator, 1, t, d_k) for _ in range(3))
+    mask = solutions.causal_mask(t)
+    _, weights = _pair(session.call("scaled_dot_product_attention", q, k, v, mask=mask))
+    weights = _tensor(weights, (1, t, t))
+    _, expected = solutions.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
+    yield _picture("attention_weights", "scaled_dot_product_attention", bilingual(
+        f"Bobot attention dengan mask kausal (q, k, v berbentuk (1, {t}, {d_k}))",
+        f"Attention weights with a causal mask (q, k, v of shape (1, {t}, {d_k}))"),
+        student=numbers(weights), reference=numbers(expected), mask=numbers_bool(mask),
+        same_weights=True)
+
+
+def mha_weights(session, sizes):
+    d, h, t = sizes.d_model, sizes.num_heads, sizes.length
+    obj = session.new("MultiHeadAttention", d, h)
+    reference = deterministic_weights(solutions.MultiHeadAttention(d, h).eval(), SEED)
+    same = _with_reference_weights(session, obj, reference)
+    x = _randn(_generator("mha"), 1, t, d)
+    mask = solutions.causal_mask(t)
+    _, weights = _pair(session.call(obj, x, x, x, mask=mask))
+    weights = _tensor(weights, (1, h, t, t))
+    with torch.no_grad():
+        _, expected = reference.double()(x.double(), x.double(), x.double(), mask=mask)
+    yield _picture("attention_weights", "MultiHeadAttention", bilingual(
+        f"Bobot attention per head: MultiHeadAttention({d}, {h}), masukan (1, {t}, {d}), mask kausal",
+        f"Attention weights per head: MultiHeadAttention({d}, {h}), input (1, {t}, {d}), causal mask"),
+        student=numbers(weights[0]), reference=numbers(expected[0]), mask=numbers_bool(mask),
+        same_weights=same)
+
+
+def pe_values(session, sizes):
+    length, d = sizes.length, sizes.d_model
+    value = _tensor(session.call("positional_encoding", length, d), (length, d))
+    expected = solutions.positional_encoding(length, d).double()
+    yield _picture("positional_encoding", "positional_encoding", bilingual(
+        f"positional_encoding({length}, {d}): posisi × fitur",
+        f"positional_encoding({length}, {d}): positions × features"),
+        student=numbers(value), reference=numbers(expected))
+
+
+def decoder_pictures(session, sizes):
+    d, h, d_ff = sizes.d_model, sizes.num_heads, sizes.d_ff
+    t_dec, t_src = sizes.decoder_length, sizes.length
+    obj = session.new("DecoderBlock", d, h, d_ff)
+    reference = deterministic_weights(solutions.DecoderBlock(d, h, d_ff).eval(), SEED)
+    same = _with_reference_weights(session, obj, reference)
+    reference = reference.double()
+    generator = _generator("decoder")
+    x, memory = _randn(generator, 1, t_dec, d), _randn(generator, 1, t_src, d)
+
+    def student(tokens):
+        out, weights = _pair(session.call(obj, tokens, memory))
+        return _tensor(out, (1, t_dec, d)), weights
+
+    def correct(tokens):
+        with torch.no_grad():
+            return reference(tokens.double(), memory.double())
+
+    out, weights = student(x)
+    expected, expected_weights = correct(x)
+    student_changes, reference_changes = [], []
+    for cut in range(t_dec):
+        changed = x.clone()
+        changed[:, cut:] += _randn(generator, 1, t_dec - cut, d)
+        student_changes.append((student(changed)[0] - out).abs().amax(dim=(0, 2)))
+        reference_changes.append((correct(changed)[0] - expected).abs().amax(dim=(0, 2)))
+    yield _picture("causality", "DecoderBlock", bilingual(
+        f"Kausalitas: baris t mengubah token decoder di posisi ≥ t; sel = perubahan terbesar "
+        f"keluaran di tiap posisi (DecoderBlock({d}, {h}, {d_ff}), Tdec = {t_dec})",
+        f"Causality: row t changes the decoder tokens at positions ≥ t; cell = largest change of "
+        f"the output at each position (DecoderBlock({d}, {h}, {d_ff}), Tdec = {t_dec})"),
+        student=numbers(torch.stack(student_changes)),
+        reference=numbers(torch.stack(reference_changes)), threshold=CHANGED, same_weights=same)
+    try:
+        weights = _tensor(weights, (1, h, t_dec, t_src))
+    except _Skip:
+        return
+    yield _picture("attention_weights", "DecoderBlock", bilingual(
+        f"Bobot cross-attention yang dikembalikan (kueri: {t_dec} token decoder, kunci: {t_src} "
+        "token memori)",
+        f"The cross-attention weights returned (queries: {t_dec} decoder tokens, keys: {t_src} "
+        "memory tokens)"),
+        student=numbers(weights[0]), reference=numbers(expected_weights[0]), mask=None,
+        same_weights=same)
+
+
+def numbers_bool(mask):
+    return [[bool(value) for value in row] for row in mask]
+
+
+# (target, the check that must have passed, drawing): in the order the feedback shows them.
+DRAWINGS = (
+    ("scaled_dot_product_attention", "sdpa.present", sdpa_weights),
+    ("MultiHeadAttention", "mha.construct", mha_weights),
+    ("positional_encoding", "pe.present", pe_values),
+    ("DecoderBlock", "dec.construct", decoder_pictures),
+)

@@ -199,12 +199,16 @@ def _cell(text):
 
 
 def write_student(out_dir, result, title=None, lang="id"):
-    """Write OUT/<student>/record.json, results.json and feedback.md; returns the folder.
+    """Write OUT/<student>/record.json, results.json, feedback.md and feedback.html (the same
+    with pictures); returns the folder.
     The record goes last: a folder with a record has a complete set of reports."""
+    from autograder.feedback_html import feedback_html  # matplotlib: only once reports are due
+
     folder = Path(out_dir) / student_folder(result.student)
     write_atomic(folder / "results.json",
                  json.dumps(results_json(result, lang, title), ensure_ascii=False, indent=2) + "\n")
     write_atomic(folder / "feedback.md", feedback_md(result, lang, title))
+    write_atomic(folder / "feedback.html", feedback_html(result, lang, title))
     write_atomic(folder / "record.json", result.dumps())
     return folder
 
