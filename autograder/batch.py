@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder import report, resume
+from autograder import class_report, report, resume
 from autograder.grading import grade, grader_fault
 from autograder.records import BatchResult
 
@@ -86,6 +86,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     batch = BatchResult(plan.name, plan.title, plan.language, tuple(c.info for c in plan.checks),
                         results, timing, sandbox(), resumed=len(submissions) - len(todo))
     report.write_batch(out_dir, batch)
+    class_report.write(out_dir, batch, plan)
     return batch
 
 

@@ -1,0 +1,322 @@
+"""The class at a glance, for the instructor: ``OUT/report.html`` and ``OUT/report.json``,
+written with every batch after ``gradebook.csv`` and ``summary.json``.
+
+``report.html`` is one self-contained page that works offline: inline CSS, charts as inline
+SVG drawn by matplotlib, no script, and a Content-Security-Policy that forbids every request.
+It shows the score histogram, the pass rate of each check (worst first), the most common
+diagnosed mistakes with the students who made them, one row per student with a relative link
+to ``<student>/feedback.html``, the grading time per student and the sandbox mode, and the
+pairs of submissions that look alike (``autograder.similarity``). ``report.json`` holds the
+same numbers for scripts. Student-controlled text (names, loading problems, code fragments)
+is cleaned and HTML-escaped.
+"""
+
+import json
+import statistics
+import sys
+import traceback
+from pathlib import Path
+from urllib.parse import quote
+
+from autograder import similarity
+from autograder.feedback_html import escape, page, svg_of, text
+from autograder.report import fmt, student_folder, write_atomic
+from autograder.texts import clean
+
+WORDS = {
+    "id": {
+        "title": "Laporan kelas", "students": "Mahasiswa", "max": "Nilai maksimum",
+        "mean": "Rata-rata", "median": "Median", "full": "Penuh", "partial": "Sebagian",
+        "zero": "Nol", "not_graded": "Tidak dinilai", "grader_error": "Kesalahan grader",
+        "histogram": "Sebaran nilai", "score": "Nilai", "count": "Jumlah mahasiswa",
+        "pass_rate": "Tingkat lulus per pemeriksaan (terburuk di atas)", "check": "Pemeriksaan",
+        "passed": "lulus", "rate": "Lulus", "mistakes": "Kesalahan yang paling sering dikenali",
+        "mistake": "Kesalahan", "target": "Bagian", "who": "Mahasiswa",
+        "no_mistakes": "Tidak ada kesalahan yang dikenali.", "table": "Per mahasiswa",
+        "status": "Status", "failed": "Pemeriksaan gagal", "problems": "Masalah memuat",
+        "time": "Waktu (s)", "feedback": "umpan balik", "timing": "Waktu dan sandbox",
+        "sandbox": "Mode sandbox", "total": "Total waktu batch", "per_student": "Waktu per mahasiswa",
+        "jobs": "Pekerjaan paralel", "graded": "Dinilai di batch ini", "resumed": "Dipakai ulang",
+        "similarity": "Kemiripan antar-pengumpulan", "pair": "Pasangan", "similar_score": "Skor",
+        "fragments": "Potongan yang sama", "no_pairs": "Tidak ada pasangan dengan skor ≥ {t}.",
+        "compared": "{n} pengumpulan dibandingkan; ambang {t}; k-gram {k} token; {c} k-gram "
+                    "yang ditulis lebih dari {f} mahasiswa diabaikan.",
+        "similarity_note": "Skor tinggi adalah alasan untuk memeriksa, bukan vonis: kode awal dan "
+                           "kode yang diberikan sudah dikeluarkan, tetapi tugas yang pendek "
+                           "menyisakan sedikit ruang untuk berbeda.",
+        "similarity_failed": "Kemiripan tidak dapat dihitung: {error}",
+        "finished": "Selesai", "none": "—", "checks": "pemeriksaan",
+        "all_skipped": "semua (tidak ada pemeriksaan yang dapat dijalankan)",
+    },
+    "en": {
+        "title": "Class report", "students": "Students", "max": "Maximum score",
+        "mean": "Mean", "median": "Median", "full": "Full", "partial": "Partial",
+        "zero": "Zero", "not_graded": "Not graded", "grader_error": "Grader error",
+        "histogram": "Score distribution", "score": "Score", "count": "Students",
+        "pass_rate": "Pass rate per check (worst first)", "check": "Check",
+        "passed": "passed", "rate": "Passed", "mistakes": "Most common diagnosed mistakes",
+        "mistake": "Mistake", "target": "Part", "who": "Students",
+        "no_mistakes": "No mistake was diagnosed.", "table": "Per student",
+        "status": "Status", "failed": "Failed checks", "problems": "Loading problems",
+        "time": "Time (s)", "feedback": "feedback", "timing": "Time and sandbox",
+        "sandbox": "Sandbox mode", "total": "Batch time", "per_student": "Time per student",
+        "jobs": "Parallel jobs", "graded": "Graded in this batch", "resumed": "Reused",
+        "similarity": "Similar submissions", "pair": "Pair", "similar_score": "Score",
+        "fragments": "Shared fragments", "no_pairs": "No pair scores ≥ {t}.",
+        "compared": "{n} submissions compared; threshold {t}; k-grams of {k} tokens; {c} k-grams "
+                    "written by more than {f} of the students ignored.",
+        "similarity_note": "A high score is a reason to look, not a verdict: the starter and the "
+                           "given code are left out, but short assignments leave little room to "
+                           "differ.",
+        "similarity_failed": "Similarity could not be computed: {error}",
+        "finished": "Finished", "none": "—", "checks": "checks",
+        "all_skipped": "all (no check could run)",
+    },
+}
+STATUSES = ("full", "partial", "zero", "not_graded", "grader_error")
+STYLE_EXTRA = """
+.cards{display:flex;flex-wrap:wrap;gap:.6em}.card{border:1px solid #d0d7de;border-radius:6px;
+padding:.4em .8em;min-width:7em}.card b{display:block;font-size:1.3em}
+pre{background:#f6f8fa;padding:.4em .6em;margin:.2em 0;overflow-x:auto;font-size:.85em}
+details{margin:.3em 0}td pre{margin:0}.frag{display:grid;grid-template-columns:1fr 1fr;gap:.5em}
+"""
+
+
+# -- numbers ------------------------------------------------------------------------------------
+def numbers(batch, similar=None, similarity_error=None):
+    """Everything report.html shows, as plain JSON (report.json)."""
+    results = batch.results
+    scores = [r.score for r in results]
+    statuses = [r.status for r in results]
+    checks = []
+    for check in batch.checks:
+        outcomes = [o for r in results for o in r.outcomes if o.check.id == check.id]
+        counts = {status: sum(1 for o in outcomes if o.status == status)
+                  for status in ("passed", "failed", "skipped", "timeout", "error")}
+        checks.append({"id": check.id, "target": check.target, "points": check.points,
+                       "title": check.title.to_json(), "graded": len(outcomes), **counts,
+                       "pass_rate": round(counts["passed"] / len(outcomes), 4) if outcomes else None})
+    mistakes = {}
+    for r in results:
+        for d in r.diagnoses:
+            entry = mistakes.setdefault(d.mistake, {"mistake": d.mistake, "target": d.target,
+                                                    "title": d.title.to_json(), "students": []})
+            entry["students"].append(clean(r.student))
+    times = [r.execution_time for r in results]
+    return {
+        "assignment": batch.assignment, "title": batch.title, "language": batch.language,
+        "sandbox": batch.sandbox, "max_score": batch.max_score,
+        "counts": {"students": len(results), **{s: statuses.count(s) for s in STATUSES}},
+        "scores": {"mean": round(statistics.fmean(scores), 3) if scores else None,
+                   "median": statistics.median(scores) if scores else None,
+                   "histogram": histogram(scores, batch.max_score)},
+        "checks": checks,
+        "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["mistake"])),
+        "students": [{
+            "student": clean(r.student), "folder": student_folder(r.student),
+            "feedback": f"{student_folder(r.student)}/feedback.html", "score": r.score,
+            "max_score": r.max_score, "status": s, "failed": r.failed_ids,
+            "problems": [clean(p["en"]) for p in r.problems],
+            "diagnoses": [d.mistake for d in r.diagnoses], "execution_time": r.execution_time,
+        } for r, s in zip(results, statuses)],
+        "time": {"per_student": {"mean": round(statistics.fmean(times), 3) if times else None,
+                                 "max": max(times) if times else None},
+                 **{k: batch.timing.get(k) for k in ("seconds", "started", "finished", "jobs", "graded")},
+                 "resumed": batch.resumed},
+        "similarity": (similar.to_json() if similar is not None
+                       else {"error": similarity_error} if similarity_error else None),
+    }
+
+
+def histogram(scores, max_score, bins=10):
+    """Equal-width bins over [0, max_score]; the last bin includes max_score."""
+    if max_score <= 0:
+        return {"edges": [0, 0], "counts": [len(scores)]}
+    bins = max(1, min(bins, int(max_score) if float(max_score).is_integer() else bins))
+    width = max_score / bins
+    counts = [0] * bins
+    for score in scores:
+        counts[min(bins - 1, max(0, int(score / width)))] += 1
+    return {"edges": [round(i * width, 4) for i in range(bins + 1)], "counts": counts}
+
+
+# -- charts ----------------------------------------------------------------------------------------
+def _figure(width, height):
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=72)
+    figure.patch.set_alpha(0)
+    return figure
+
+
+def histogram_svg(data, words):
+    edges, counts = data["edges"], data["counts"]
+    figure = _figure(7, 2.8)
+    figure.subplots_adjust(left=0.09, right=0.98, top=0.95, bottom=0.17)
+    ax = figure.add_subplot()
+    widths = [b - a for a, b in zip(edges, edges[1:])]
+    ax.bar(edges[:-1], counts, width=widths, align="edge", color="#2f81f7", edgecolor="white")
+    for x, w, n in zip(edges, widths, counts):
+        if n:
+            ax.text(x + w / 2, n, str(n), ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(edges[0], edges[-1])
+    ax.set_xticks(edges, [fmt(round(e, 1)) for e in edges], fontsize=8)
+    ax.set_ylim(0, max(counts + [1]) * 1.18)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_xlabel(words["score"], fontsize=9)
+    ax.set_ylabel(words["count"], fontsize=9)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return svg_of(figure, "class-histogram")
+
+
+def pass_rate_svg(checks, words):
+    rows = sorted((c for c in checks if c["pass_rate"] is not None), key=lambda c: (c["pass_rate"], c["id"]))
+    height = 0.6 + 0.22 * max(1, len(rows))
+    figure = _figure(7, height)
+    figure.subplots_adjust(left=0.3, right=0.9, top=1 - 0.2 / height, bottom=0.45 / height)
+    ax = figure.add_subplot()
+    rates = [100 * c["pass_rate"] for c in rows]
+    colours = ["#cf222e" if r < 50 else "#d4a72c" if r < 80 else "#1a7f37" for r in rates]
+    positions = list(range(len(rows)))
+    ax.barh(positions, rates, color=colours, height=0.7)
+    for y, c, r in zip(positions, rows, rates):
+        ax.text(r + 1, y, f"{r:.0f}% ({c['passed']}/{c['graded']})", va="center", fontsize=7)
+    ax.set_yticks(positions, [c["id"] for c in rows], fontsize=7.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(0, 118)
+    ax.set_xticks([0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"], fontsize=8)
+    ax.set_xlabel(words["rate"], fontsize=9)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return svg_of(figure, "class-pass-rate")
+
+
+# -- the page ---------------------------------------------------------------------------------------
+def html_report(batch, data, similar=None, lang=None):
+    lang = lang or batch.language
+    words = WORDS[lang]
+    counts, scores = data["counts"], data["scores"]
+    heading = f"{words['title']}: {batch.assignment} — {batch.title}"
+    out = [f"<h1>{escape(heading)}</h1>", '<div class="cards">']
+    cards = [(words["students"], counts["students"]), (words["max"], fmt(batch.max_score)),
+             (words["mean"], fmt(round(scores["mean"], 2)) if scores["mean"] is not None else words["none"]),
+             (words["median"], fmt(scores["median"]) if scores["median"] is not None else words["none"])]
+    cards += [(words[s], counts[s]) for s in STATUSES if counts[s] or s in ("full", "partial", "zero")]
+    out += [f'<div class="card">{escape(name)}<b>{escape(value)}</b></div>' for name, value in cards]
+    out.append("</div>")
+    out += [f"<h2>{escape(words['histogram'])}</h2>",
+            f'<figure class="chart" id="histogram">{histogram_svg(scores["histogram"], words)}</figure>',
+            f"<h2>{escape(words['pass_rate'])}</h2>",
+            f'<figure class="chart" id="pass-rate">{pass_rate_svg(data["checks"], words)}</figure>']
+    out += _mistakes(data, words, lang)
+    out += _students(data, words)
+    out += _timing(batch, data, words)
+    out += _similarity(data, similar, words)
+    return page(heading, "\n".join(out), lang).replace("</style>", STYLE_EXTRA + "</style>", 1)
+
+
+def _link(student):
+    return (f'<a href="{escape(quote(student["folder"]))}/feedback.html">'
+            f"{escape(student['student'])}</a>")
+
+
+def _mistakes(data, words, lang):
+    out = [f"<h2>{escape(words['mistakes'])}</h2>"]
+    if not data["mistakes"]:
+        return out + [f"<p>{escape(words['no_mistakes'])}</p>"]
+    folders = {s["student"]: s for s in data["students"]}
+    out.append(f"<table id=\"mistakes\"><tr><th>{escape(words['mistake'])}</th><th>"
+               f"{escape(words['target'])}</th><th>#</th><th>{escape(words['who'])}</th></tr>")
+    for m in data["mistakes"]:
+        who = ", ".join(_link(folders[s]) if s in folders else escape(s) for s in m["students"])
+        out.append(f"<tr><td><code>{escape(m['mistake'])}</code> {text(m['title'][lang])}</td>"
+                   f"<td><code>{escape(m['target'])}</code></td><td class=\"num\">"
+                   f"{len(m['students'])}</td><td>{who}</td></tr>")
+    return out + ["</table>"]
+
+
+def _students(data, words):
+    out = [f"<h2>{escape(words['table'])}</h2>",
+           f"<table id=\"students\"><tr><th>{escape(words['students'])}</th><th>{escape(words['score'])}</th>"
+           f"<th>{escape(words['status'])}</th><th>{escape(words['failed'])}</th>"
+           f"<th>{escape(words['problems'])}</th><th>{escape(words['time'])}</th></tr>"]
+    for s in data["students"]:
+        failed = ", ".join(f"<code>{escape(c)}</code>" for c in s["failed"]) or words["none"]
+        if s["status"] == "not_graded":
+            failed = escape(words["all_skipped"])
+        elif len(s["failed"]) > 6:
+            failed = (f"<details><summary>{len(s['failed'])} {escape(words['checks'])}</summary>"
+                      f"{failed}</details>")
+        problems = "<br>".join(text(p) for p in s["problems"]) or words["none"]
+        out.append(f"<tr><td>{_link(s)}</td><td class=\"num\">{fmt(s['score'])}/{fmt(s['max_score'])}</td>"
+                   f"<td>{escape(words[s['status']])}</td><td>{failed}</td><td>{problems}</td>"
+                   f"<td class=\"num\">{s['execution_time']:.2f}</td></tr>")
+    return out + ["</table>"]
+
+
+def _timing(batch, data, words):
+    time_ = data["time"]
+    rows = [(words["sandbox"], f"<code>{escape(batch.sandbox)}</code>"),
+            (words["per_student"], f"{words['mean']} {time_['per_student']['mean'] or 0:.2f} s, "
+                                   f"max {time_['per_student']['max'] or 0:.2f} s"),
+            (words["total"], f"{time_['seconds'] or 0:.1f} s"),
+            (words["jobs"], escape(time_["jobs"] if time_["jobs"] is not None else words["none"])),
+            (words["graded"], escape(time_["graded"] if time_["graded"] is not None else words["none"])),
+            (words["resumed"], escape(time_["resumed"])),
+            (words["finished"], escape(time_["finished"] or words["none"]))]
+    return ([f"<h2>{escape(words['timing'])}</h2>", '<table id="timing">']
+            + [f"<tr><th>{escape(k)}</th><td>{v}</td></tr>" for k, v in rows] + ["</table>"])
+
+
+def _similarity(data, similar, words):
+    out = [f"<h2>{escape(words['similarity'])}</h2>"]
+    if similar is None:
+        error = (data.get("similarity") or {}).get("error", "")
+        return out + [f"<p>{escape(words['similarity_failed'].format(error=error))}</p>"]
+    s = similar.settings
+    out.append(f"<p>{escape(words['compared'].format(n=len(similar.compared), t=s.threshold, k=s.kgram, c=similar.ignored_common, f=f'{s.common_fraction:.0%}'))} "
+               f"{escape(words['similarity_note'])}</p>")
+    if not similar.pairs:
+        return out + [f"<p>{escape(words['no_pairs'].format(t=s.threshold))}</p>"]
+    folders = {row["student"]: row for row in data["students"]}
+
+    def who(student):
+        return _link(folders[clean(student)]) if clean(student) in folders else escape(student)
+
+    out.append(f"<table id=\"similarity\"><tr><th>{escape(words['pair'])}</th>"
+               f"<th>{escape(words['similar_score'])}</th><th>{escape(words['fragments'])}</th></tr>")
+    for pair in similar.pairs:
+        per_target = ", ".join(f"<code>{escape(t)}</code> {v:.2f}" for t, v in pair.per_target.items())
+        fragments = "".join(
+            f"<details><summary><code>{escape(target)}</code></summary><div class=\"frag\">"
+            f"<pre>{escape(a)}</pre><pre>{escape(b)}</pre></div></details>"
+            for target, a, b in pair.fragments) or words["none"]
+        out.append(f"<tr><td>{who(pair.a)} — {who(pair.b)}</td><td class=\"num\"><b>{pair.score:.2f}</b>"
+                   f"<br><small>{per_target}</small></td><td>{fragments}</td></tr>")
+    return out + ["</table>"]
+
+
+# -- writing -----------------------------------------------------------------------------------------
+def write(out_dir, batch, plan=None):
+    """Write OUT/report.html and OUT/report.json for a graded batch (``records.BatchResult``);
+    ``plan`` gives the course file (for [similarity]) and the source notebook (the starter
+    code). The similarity section failing leaves a note there, not a missing report."""
+    out_dir = Path(out_dir)
+    similar, error = None, None
+    try:
+        settings_ = similarity.settings(getattr(plan, "course_path", None))
+        targets = tuple(dict.fromkeys(c.target for c in batch.checks))
+        similar = similarity.batch_similarity(batch.results, targets, settings_,
+                                              getattr(plan, "source_notebook", None))
+    except similarity.SettingsError as failure:
+        error = str(failure)
+        print(f"warning: {error}; the class report has no similarity section", file=sys.stderr)
+    except Exception as failure:  # a fault of ours: say so, keep the rest of the report
+        error = f"{type(failure).__name__}: {failure}"
+        print(f"class report: similarity failed:\n{traceback.format_exc()}", file=sys.stderr)
+    data = numbers(batch, similar, error)
+    write_atomic(out_dir / "report.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(out_dir / "report.html", html_report(batch, data, similar))
+    return out_dir / "report.html"

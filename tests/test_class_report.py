@@ -1,0 +1,263 @@
+"""The class report (OUT/report.html and OUT/report.json, autograder/class_report.py): the numbers
+from the records, escaped student text, relative links to each student's feedback.html, and the
+page itself in a real headless Chromium: no console or network errors, SVG charts that are
+drawn, a screenshot that is not blank."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder import class_report
+from autograder import plan as plans
+from autograder.records import BatchResult, Diagnosis, Outcome, StudentResult
+from autograder.texts import bilingual
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+NO_CHROMIUM = ("chromium is not installed: scripts/setup.sh installs Debian's chromium with apt-get "
+               "where apt-get is available and it runs as root")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+# -- records made by hand ------------------------------------------------------------------------------
+def synthetic_batch():
+    plan = plans.load("attention")
+    checks = tuple(c.info for c in plan.checks)
+    diagnosis = Diagnosis("scaled_dot_product_attention", "sdpa.missing_scale",
+                          bilingual("Tanpa skala 1/√d_k", "No 1/√d_k scale"), bilingual("a", "b"),
+                          ("sdpa.numeric",))
+
+    def student(name, failing=(), diagnoses=(), problems=(), seconds=1.0):
+        outcomes = tuple(Outcome(c, "failed" if c.id in failing else "passed",
+                                 0.0 if c.id in failing else c.points,
+                                 bilingual("salah", "wrong") if c.id in failing else None) for c in checks)
+        return StudentResult(name, "attention", f"/x/{name}.ipynb", outcomes=outcomes,
+                             problems=problems, execution_time=seconds, diagnoses=diagnoses)
+
+    results = (student("ani", seconds=1.5),
+               student("budi", ("sdpa.numeric", "mha.numeric"), (diagnosis,)),
+               student("citra", ("sdpa.numeric",), (diagnosis,), seconds=0.5),
+               student(EVIL, ("mha.numeric",), problems=(bilingual(EVIL, EVIL),)))
+    return plan, BatchResult("attention", plan.title, "en", checks, results,
+                             {"seconds": 4.2, "finished": "2026-01-01T00:00:00+00:00", "jobs": 2,
+                              "graded": 4}, "namespaces+uid")
+
+
+def test_numbers_come_from_the_records():
+    _, batch = synthetic_batch()
+    data = class_report.numbers(batch)
+    assert data["counts"]["students"] == 4 and data["counts"]["full"] == 1
+    assert sum(data["scores"]["histogram"]["counts"]) == 4
+    rates = {c["id"]: c["pass_rate"] for c in data["checks"]}
+    assert rates["sdpa.numeric"] == 0.5 and rates["mha.numeric"] == 0.5 and rates["sdpa.shape"] == 1
+    assert data["mistakes"] == [{"mistake": "sdpa.missing_scale", "target": "scaled_dot_product_attention",
+                                 "title": {"id": "Tanpa skala 1/√d_k", "en": "No 1/√d_k scale"},
+                                 "students": ["budi", "citra"]}]
+    assert [s["feedback"] for s in data["students"]][:3] == [
+        "ani/feedback.html", "budi/feedback.html", "citra/feedback.html"]
+    assert data["time"]["per_student"]["max"] == 1.5 and data["sandbox"] == "namespaces+uid"
+
+
+def test_page_escapes_student_text_and_orders_checks_worst_first(tmp_path):
+    plan, batch = synthetic_batch()
+    page = class_report.html_report(batch, class_report.numbers(batch))
+    assert "<script" not in page and "<img" not in page and "&lt;script&gt;" in page
+    assert "Content-Security-Policy" in page
+    links = re.findall(r'<a href="([^"]+)"', page)
+    assert links and all(link.endswith("/feedback.html") and "://" not in link for link in links)
+    chart = page[page.index('id="pass-rate"'):]
+    assert chart.index("sdpa.numeric") < chart.index("sdpa.shape")  # 50% above 100%
+    mistakes = page[page.index('id="mistakes"'):]
+    assert "sdpa.missing_scale" in mistakes and ">2<" in mistakes
+
+
+# -- similarity -----------------------------------------------------------------------------------------
+def test_similarity_flags_a_renamed_copy_and_not_an_independent_solution(tmp_path):
+    from autograder import similarity
+
+    corpus = Path(__file__).parent / "corpus" / "attention" / "correct"
+    original = (corpus / "einsum.py").read_text(encoding="utf-8")
+    renamed = original
+    for old, new in (("scores", "skor"), ("weights", "bobot"), ("mask", "topeng"), ("query", "kueri"),
+                     ("key", "kunci"), ("value", "nilai"), ("d_k", "dim_head")):
+        renamed = re.sub(rf"\b{old}\b", new, renamed)
+    assert renamed != original
+    (tmp_path / "renamed.py").write_text("# a comment of its own\n" + renamed, encoding="utf-8")
+    plan = plans.load("attention")
+    settings = similarity.Settings(threshold=0.0)
+    codes = [similarity.analyse(name, similarity.sources_of(path, plan.targets), settings)
+             for name, path in (("original", corpus / "einsum.py"), ("renamed", tmp_path / "renamed.py"),
+                                ("independent", corpus / "head_loop.py"))]
+    report = similarity.compare(codes, settings,
+                                similarity.baseline(plan.targets, settings, plan.source_notebook))
+    scores = {(p.a, p.b): p for p in report.pairs}
+    copy = scores[("original", "renamed")]
+    assert copy.score > 0.95 and copy.fragments
+    assert all(target in plan.targets for target, _, _ in copy.fragments)
+    assert any("topeng" in b and "topeng" not in a for _, a, b in copy.fragments)  # each one's text
+    assert scores[("original", "independent")].score < 0.3
+    assert scores[("renamed", "independent")].score < 0.3
+    # The released stub alone is like nothing: its code is the baseline.
+    stub = similarity.analyse("stub", {t: f"def {t}(q, k, v, mask=None):\n    raise NotImplementedError()"
+                                       for t in plan.targets}, settings)
+    report = similarity.compare([codes[0], stub], settings,
+                                similarity.baseline(plan.targets, settings, plan.source_notebook))
+    assert all(p.score < 0.05 for p in report.pairs)
+
+
+def test_similarity_settings_come_from_course_toml(tmp_path):
+    from autograder import similarity
+
+    course = tmp_path / "course.toml"
+    course.write_text("[similarity]\nthreshold = 0.9\nkgram = 8\n")
+    assert similarity.settings(course) == similarity.Settings(0.9, 8, 12, 0.5)
+    course.write_text("[similarity]\nthreshold = 2\n")
+    with pytest.raises(similarity.SettingsError, match="threshold"):
+        similarity.settings(course)
+
+
+# -- a real batch -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def graded(attention_batch):
+    done, out = attention_batch
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_batch_writes_the_class_report_with_working_links(graded):
+    data = json.loads((graded / "report.json").read_text(encoding="utf-8"))
+    summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
+    assert data["counts"]["students"] == summary["counts"]["students"] == 4
+    assert [s["score"] for s in data["students"]] == [s["score"] for s in summary["students"]]
+    page = (graded / "report.html").read_text(encoding="utf-8")
+    for link in re.findall(r'<a href="([^"]+)"', page):
+        assert (graded / link).is_file(), link
+    # andi and dewi hand in the same reference code (dewi with one syntax error): a similar pair.
+    pairs = {(p["a"], p["b"]) for p in data["similarity"]["pairs"]}
+    assert ("andi", "dewi") in pairs
+
+
+def chromium(*args, timeout=90):
+    return subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class DevTools:
+    """Chromium driven over the DevTools protocol: every console message, uncaught exception
+    and browser log entry (CSP violations, failed requests) of one page load."""
+
+    def __init__(self, profile):
+        self.process = subprocess.Popen(
+            [CHROMIUM, *CHROMIUM_FLAGS, "--remote-debugging-port=0", "--remote-allow-origins=*",
+             f"--user-data-dir={profile}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        active = Path(profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (active.exists() and active.read_text().count("\n") >= 1):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.close()
+                raise RuntimeError("chromium did not open its DevTools port")
+            time.sleep(0.1)
+        port = active.read_text().split()[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as reply:
+            pages = [t for t in json.load(reply) if t["type"] == "page"]
+        import websocket
+
+        self.socket = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=30)
+        self.ids = iter(range(1, 10 ** 6))
+
+    def send(self, method, **params):
+        self.socket.send(json.dumps({"id": next(self.ids), "method": method, "params": params}))
+
+    def load(self, url, settle=1.5):
+        """Navigate and return [(kind, level, text)] of everything logged until it settles."""
+        for method in ("Runtime.enable", "Log.enable", "Page.enable"):
+            self.send(method)
+        self.send("Page.navigate", url=url)
+        events, loaded, deadline = [], None, time.monotonic() + 60
+        self.socket.settimeout(0.3)
+        while time.monotonic() < deadline and not (loaded and time.monotonic() - loaded > settle):
+            try:
+                message = json.loads(self.socket.recv())
+            except Exception:  # websocket timeout: nothing new yet
+                continue
+            method, params = message.get("method"), message.get("params", {})
+            if method == "Page.loadEventFired":
+                loaded = time.monotonic()
+            elif method == "Runtime.consoleAPICalled":
+                text = " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
+                events.append(("console", params["type"], text))
+            elif method == "Runtime.exceptionThrown":
+                events.append(("exception", "error", params["exceptionDetails"].get("text", "")))
+            elif method == "Log.entryAdded":
+                entry = params["entry"]
+                events.append(("log", entry["level"], entry.get("text", "")))
+        assert loaded, f"{url} never finished loading"
+        return events
+
+    def close(self):
+        if getattr(self, "socket", None):
+            self.socket.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def errors(events):
+    return [e for e in events if e[1] in ("error", "assert") or e[0] == "exception"]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_report_in_headless_chromium(graded, tmp_path):
+    pages = [graded / "report.html", graded / "budi" / "feedback.html"]
+    # A control page proves the error detection works: a console error, a thrown exception
+    # and a request for an external image, all of which report.html must not have.
+    control = tmp_path / "control.html"
+    control.write_text('<!DOCTYPE html><html><body><img src="http://203.0.113.1/x.png">'
+                       '<script>console.error("control error"); throw new Error("thrown");</script>'
+                       "</body></html>", encoding="utf-8")
+    devtools = DevTools(tmp_path / "profile")
+    try:
+        found = devtools.load(control.as_uri())
+        assert any("control error" in text for _, _, text in errors(found)), found
+        assert any(kind == "exception" for kind, _, _ in errors(found)), found
+        for path in pages:
+            events = devtools.load(path.as_uri())
+            assert errors(events) == [], (path, events)
+    finally:
+        devtools.close()
+
+    done = chromium(f"--user-data-dir={tmp_path / 'dom'}", "--dump-dom", (graded / "report.html").as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    for chart in ("histogram", "pass-rate"):
+        figure = re.search(rf'<figure class="chart" id="{chart}">(.*?)</figure>', dom, re.S)
+        assert figure, chart
+        svg = figure.group(1)
+        assert svg.startswith("<svg") and len(re.findall(r"<path\b", svg)) >= 5, chart
+    students = re.search(r'<table id="students">(.*?)</table>', dom, re.S).group(1)
+    assert len(re.findall(r'<tr><td><a href="[^"]+/feedback.html">', students)) == 4
+
+    shot = tmp_path / "report.png"
+    done = chromium(f"--user-data-dir={tmp_path / 'shot'}", f"--screenshot={shot}",
+                    "--window-size=1200,2400", "--hide-scrollbars", (graded / "report.html").as_uri())
+    assert shot.is_file() and shot.stat().st_size > 20_000, done.stderr[-2000:]
+    from PIL import Image
+
+    image = Image.open(shot).convert("L")
+    assert image.size == (1200, 2400)
+    low, high = image.getextrema()
+    assert high - low > 200  # text and charts, not a blank page
+    if os.environ.get("CLASS_REPORT_SCREENSHOT"):  # docs/: regenerate the README's picture
+        shutil.copy(shot, os.environ["CLASS_REPORT_SCREENSHOT"])
