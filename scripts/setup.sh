@@ -42,6 +42,14 @@ else
   echo "$wanted" > "$stamp"
 fi
 
+# Headless Chromium for the class report's browser test (tests/test_class_report.py), from
+# Debian's packages; only when it is missing and apt-get can run. Without it that test is skipped.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "setup: installing chromium with apt-get (for the class report's browser test)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+    || echo "setup: could not install chromium; tests/test_class_report.py skips its browser test" >&2
+fi
+
 [ "$install_only" = 1 ] && exit 0
 
 # Grade the bundled examples, one batch per assignment that has both examples and checks.
