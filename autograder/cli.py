@@ -50,6 +50,16 @@ def build_parser():
                             "up to date (by default an interrupted batch resumes)")
     checks = commands.add_parser("checks", help="list the checks and their points")
     checks.add_argument("-a", "--assignment", help="only this assignment")
+    selfcheck = commands.add_parser(
+        "selfcheck", help="build the students' self-check file (cek_mandiri.py)",
+        description="build: write DIR/cek_mandiri.py, the public checks a student runs from the "
+                    "notebook before submitting (torch only; release it with the notebooks).")
+    selfcheck.add_argument("action", choices=("build",))
+    selfcheck.add_argument("-o", "--out", required=True, type=Path, metavar="DIR",
+                           help="folder to write cek_mandiri.py into")
+    selfcheck.add_argument("--lang", choices=config.LANGUAGES,
+                           help="the self-check's default language (default: course.toml's)")
+    selfcheck.add_argument("--course", type=Path, help="course file (default: as for grade)")
     for sub in (grade, checks):
         sub.add_argument("--lang", choices=config.LANGUAGES,
                          help="language of student-facing texts (default: course.toml's)")
@@ -71,6 +81,8 @@ def main(argv=None):
         lang = args.lang or course.language
         if args.command == "grade":
             return grade_command(args, course, lang, out, err)
+        if args.command == "selfcheck":
+            return selfcheck_command(args, course, lang, out)
         return checks_command(args, course, lang, out)
     except (UsageError, config.ConfigError) as error:
         _say(err, f"autograder: error: {error}", "red")
@@ -230,4 +242,13 @@ def checks_command(args, course, lang, out):
         for c in plan.checks:
             table.add_row(c.id, c.category, report.fmt(c.points), c.target, escape(c.title[lang]))
         out.print(table)
+    return EXIT_OK
+
+
+# -- selfcheck --------------------------------------------------------------------------------
+def selfcheck_command(args, course, lang, out):
+    from autograder import selfcheck
+
+    path = selfcheck.build(args.out, lang, course.path)
+    _say(out, f"Wrote {path}: release it with the notebooks (students put it next to theirs).")
     return EXIT_OK
