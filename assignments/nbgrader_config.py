@@ -42,3 +42,10 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "nbgrader.preprocessors.ClearHiddenTests",
 ]
+
+# Read course.toml once, now: a broken one stops nbgrader before any notebook runs (exit 2). Pin
+# it for the grader and the kernels, and keep nbgrader's expected checksum and SQLAlchemy
+# warnings out of the log so that tampering stands out (autograder/channels/nbgrader.py).
+from autograder.channels.nbgrader import configure  # noqa: E402
+
+configure(c, c.CourseDirectory.root)

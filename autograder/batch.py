@@ -1,7 +1,11 @@
 """Grade a batch of submissions under one plan: resume what is up to date, grade the rest in
-parallel (one thread per job, each driving its own sandboxed worker under its own uid),
-write each student's reports as soon as they are graded, then the class files."""
+parallel (one thread per job, each driving its own sandboxed worker under its own uid, or
+on a Dask cluster: ``autograder.distributed``), write each student's reports as soon as they
+are graded, then the class files. The class files cover every student with a record in the
+output folder for this assignment, not only this batch's: regrading one student keeps the
+others' rows."""
 
+import json
 import os
 import queue
 import sys
@@ -49,12 +53,16 @@ def grade_many(submissions, plan, jobs=None):
 
 
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
-        sandbox=lambda: "unknown"):
+        sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None):
     """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
     kept; ``on_result(result)`` hears of each record once its reports are written.
-    ``sandbox()`` says, after grading, how the workers were isolated."""
+    ``sandbox()`` says, after grading, how the workers were isolated. ``scheduler``: a Dask
+    scheduler's address, or "local" for a LocalCluster of ``jobs`` worker processes (None:
+    threads in this process). ``course``: which course file, for summary.json.
+    ``on_others(records, outdated)`` hears of the records in ``out_dir`` of students outside
+    this batch (kept in the class files) and, per student, why one is out of date."""
     out_dir = Path(out_dir)
     jobs = max(1, jobs or default_jobs())
     started, clock = datetime.now(timezone.utc), time.monotonic()
@@ -70,13 +78,28 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if on_start:
         on_start([s for s, _ in todo], reasons, len(graded))
     expected_by_student = dict((s.student, e) for s, e in todo)
-    for result in grade_many([s for s, _ in todo], plan, jobs):  # in completion order
-        result = _write_student(out_dir, result.with_changes(
-            fingerprint=expected_by_student[result.student]), plan)
-        graded[result.student] = result
-        if on_result:
-            on_result(result)
-    results = tuple(graded[s.student] for s in submissions)  # back in discovery order
+    cluster = None
+    if scheduler and todo:
+        from autograder import distributed
+
+        cluster = distributed.DaskGrading(scheduler, jobs)
+        sandbox = cluster.sandbox
+    try:
+        stream = (cluster.grade_many([s for s, _ in todo], plan) if cluster
+                  else grade_many([s for s, _ in todo], plan, jobs))
+        for result in stream:  # in completion order
+            result = _write_student(out_dir, result.with_changes(
+                fingerprint=expected_by_student[result.student]), plan)
+            graded[result.student] = result
+            if on_result:
+                on_result(result)
+    finally:
+        if cluster:
+            cluster.close()
+    others = _other_records(out_dir, plan, submissions)
+    if others and on_others:
+        on_others(others, {r.student: why for r in others if (why := resume.outdated(r, plan))})
+    results = _class_order(out_dir, [graded[s.student] for s in submissions], others)
     seconds = time.monotonic() - clock
     timing = {"started": started.isoformat(timespec="seconds"),
               "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -84,10 +107,48 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
               "seconds_per_submission": round(seconds / max(1, len(todo)), 3),
               "graded": len(todo), "jobs": jobs}
     batch = BatchResult(plan.name, plan.title, plan.language, tuple(c.info for c in plan.checks),
-                        results, timing, sandbox(), resumed=len(submissions) - len(todo))
+                        results, timing, sandbox(), resumed=len(submissions) - len(todo),
+                        course=course)
     report.write_batch(out_dir, batch)
     class_report.write(out_dir, batch, plan)
     return batch
+
+
+def _other_records(out_dir, plan, submissions):
+    """The readable records in ``out_dir`` of this assignment's students outside the batch."""
+    ours = {report.student_folder(s.student) for s in submissions}
+    others = []
+    for path in sorted(Path(out_dir).glob("*/record.json")):
+        folder = path.parent.name
+        if folder in ours:
+            continue
+        try:
+            record = report.read_record(out_dir, folder)
+        except (OSError, ValueError, KeyError, TypeError):
+            print(f"warning: {path} is unreadable; that student is left out of the class files",
+                  file=sys.stderr)
+            continue
+        if record.assignment == plan.name and report.student_folder(record.student) == folder:
+            others.append(record)
+    return others
+
+
+def _class_order(out_dir, batch_results, others):
+    """Every record of the class: in the previous summary.json's order where it had them
+    (a regraded student keeps its row), then the others, then the batch's new students in
+    discovery order."""
+    by_folder = {report.student_folder(r.student): r for r in (*others, *batch_results)}
+    try:
+        previous = json.loads((Path(out_dir) / "summary.json").read_text(encoding="utf-8"))
+        order = [s["folder"] for s in previous["students"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        order = []
+    if not others:  # the batch is the whole class: its discovery order
+        order = []
+    order = [f for f in dict.fromkeys(order) if f in by_folder]
+    order += [report.student_folder(r.student) for r in others]
+    order += [report.student_folder(r.student) for r in batch_results]
+    return tuple(by_folder[f] for f in dict.fromkeys(order))
 
 
 def _write_student(out_dir, result, plan):

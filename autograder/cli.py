@@ -1,7 +1,14 @@
 """The ``autograder`` command.
 
-    autograder grade PATH... --assignment NAME --out DIR [--jobs N] [--lang id|en] [--course course.toml]
+    autograder grade PATH... --assignment NAME --out DIR [--student NAME]... [--jobs N]
+                     [--scheduler ADDRESS|local] [--format text|github] [--junit FILE]
+                     [--lang id|en] [--course course.toml]
     autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
+    autograder gradebook OUT... --format csv|moodle|canvas -o FILE [--roster roster.csv]
+    autograder bundle gradescope --assignment NAME -o autograder.zip [--course course.toml]
+
+The course file: --course, else $AUTOGRADER_COURSE, else the first course.toml from the
+working directory upwards, else the kit's own; the command says which on stderr.
 
 Exit status of ``grade``: 0 when every submission was graded (whatever the scores),
 2 for a usage error (unknown assignment, bad course.toml, nothing to grade),
@@ -48,6 +55,17 @@ def build_parser():
     grade.add_argument("--regrade", action="store_true",
                        help="grade everything again, even students whose report in --out is "
                             "up to date (by default an interrupted batch resumes)")
+    grade.add_argument("-s", "--student", action="append", metavar="NAME",
+                       help="grade only this student of the class folder (repeatable); the "
+                            "others' reports in --out stay in the class files")
+    grade.add_argument("--scheduler", metavar="ADDRESS",
+                       help="grade on a Dask cluster: its scheduler's address "
+                            "(tcp://host:8786), or 'local' for a LocalCluster of --jobs processes")
+    grade.add_argument("--format", choices=("text", "github"), default="text",
+                       help="github: also print GitHub Actions annotations (::error per failed "
+                            "check) and append a Markdown summary to $GITHUB_STEP_SUMMARY")
+    grade.add_argument("--junit", type=Path, metavar="FILE",
+                       help="also write the batch as JUnit XML (a testcase per check)")
     checks = commands.add_parser("checks", help="list the checks and their points")
     checks.add_argument("-a", "--assignment", help="only this assignment")
     selfcheck = commands.add_parser(
@@ -60,10 +78,30 @@ def build_parser():
     selfcheck.add_argument("--lang", choices=config.LANGUAGES,
                            help="the self-check's default language (default: course.toml's)")
     selfcheck.add_argument("--course", type=Path, help="course file (default: as for grade)")
-    for sub in (grade, checks):
+    bundle = commands.add_parser(
+        "bundle", help="build an upload for another grading service",
+        description="gradescope: the autograder zip (setup.sh, run_autograder, the kit).")
+    bundle.add_argument("target", choices=("gradescope",))
+    bundle.add_argument("-a", "--assignment", required=True, help="assignment name from course.toml")
+    bundle.add_argument("-o", "--output", required=True, type=Path, help="the zip to write")
+    for sub in (grade, checks, bundle):
         sub.add_argument("--lang", choices=config.LANGUAGES,
                          help="language of student-facing texts (default: course.toml's)")
-        sub.add_argument("--course", type=Path, help=f"course file (default: {config.DEFAULT_PATH})")
+        sub.add_argument("--course", type=Path,
+                         help=f"course file (default: ${config.ENVIRONMENT}, else course.toml in the "
+                              "working directory or above, else the kit's own)")
+    gradebook = commands.add_parser(
+        "gradebook", help="merge several output folders into one semester gradebook",
+        description="One row per student, one column per assignment (each OUT is the --out "
+                    "of one assignment's grade), as CSV or for Moodle's or Canvas's import.")
+    gradebook.add_argument("outs", nargs="+", type=Path, metavar="OUT", help="a grade --out folder")
+    gradebook.add_argument("--format", choices=("csv", "moodle", "canvas"), default="csv")
+    gradebook.add_argument("-o", "--output", required=True, type=Path, help="the file to write")
+    gradebook.add_argument("--roster", type=Path,
+                           help="CSV: student plus the LMS identities (name, id, sis_user_id, "
+                                "sis_login_id, section, username, email, idnumber)")
+    gradebook.add_argument("--lms-id", action="append", default=[], metavar="ASSIGNMENT=ID",
+                           help="Canvas: the assignment's id, so its column updates that assignment")
     return parser
 
 
@@ -77,10 +115,15 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     out, err = _console(), Console(stderr=True)
     try:
+        if args.command == "gradebook":  # reads records only: no course file
+            return gradebook_command(args, err)
         course = config.load(args.course)
+        _say(err, f"course: {course.origin}")
         lang = args.lang or course.language
         if args.command == "grade":
             return grade_command(args, course, lang, out, err)
+        if args.command == "bundle":
+            return bundle_command(args, course, lang, err)
         if args.command == "selfcheck":
             return selfcheck_command(args, course, lang, out)
         return checks_command(args, course, lang, out)
@@ -111,13 +154,17 @@ def grade_command(args, course, lang, out, err):
                          f"{', '.join(course.assignments)}")
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out} exists and is not a folder")
+    if args.scheduler:
+        _check_scheduler()
     from autograder.sandbox import launch
 
     # The zygote imports torch on another core while we import ours. Its workers see neither
-    # the submissions (other students' work) nor the output folder.
+    # the submissions (other students' work) nor the output folder. On a Dask cluster each
+    # worker process starts its own.
     folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
     args.out.mkdir(parents=True, exist_ok=True)
-    launch.start_early(hide=[*folders, args.out])
+    if not args.scheduler:
+        launch.start_early(hide=[*folders, args.out])
     from autograder import batch, loader, plan as plans  # torch and nbformat: not needed for usage errors
 
     plan = plans.resolve(course, args.assignment, lang)
@@ -127,6 +174,8 @@ def grade_command(args, course, lang, out, err):
     if not submissions:
         raise UsageError(f"no submissions found under {', '.join(map(str, args.paths))}")
     _make_names_unique(submissions)
+    if args.student:
+        submissions = _pick_students(submissions, args.student, args.paths)
     for path in args.paths:
         if not Path(path).exists():
             _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
@@ -144,8 +193,12 @@ def grade_command(args, course, lang, out, err):
             if kept:
                 _say(err, f"{kept} report(s) in {args.out} are up to date; grading the other "
                           f"{len(todo)} (--regrade grades everything again)")
-                for why, students in _group(reasons).items():
-                    _say(err, f"  {why}: {', '.join(map(clean, students))}")
+            else:  # nothing kept: still say why a record that was there is not
+                reasons = {s: why for s, why in reasons.items() if why not in ("no report yet", "--regrade")}
+                if reasons:
+                    _say(err, f"the reports in {args.out} are out of date; grading again:")
+            for why, students in _group(reasons).items():
+                _say(err, f"  {why}: {', '.join(map(clean, students))}")
 
         def on_result(result):
             counts[result.status] += 1
@@ -153,12 +206,20 @@ def grade_command(args, course, lang, out, err):
                             partial=counts["partial"], zero=counts["zero"] + counts["not_graded"],
                             errors=counts["grader_error"])
 
+        def on_others(records, outdated):
+            _say(err, f"the class files keep {len(records)} other student(s) graded earlier in {args.out}")
+            for why, students in _group(outdated).items():
+                _say(err, f"  warning: {why} since they were graded: {', '.join(map(clean, students))} "
+                          "(grade the whole class to update them)", "yellow")
+
         graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
-                           sandbox=_isolation)
+                           sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
+                           on_others=on_others)
     if graded.sandbox.startswith("rlimits-only"):
         _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
                   "Only resource limits and time-outs protected this machine.", "bold red")
     out.print(_score_table(graded, lang))
+    _channels(args, graded, lang, err)
     for result in graded.results:
         print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
@@ -170,6 +231,45 @@ def grade_command(args, course, lang, out, err):
                   f"above and 'grader_errors' in {args.out / 'summary.json'})", "red")
         return EXIT_GRADER_ERROR
     return EXIT_OK
+
+
+def _channels(args, graded, lang, err):
+    """The batch in the other formats asked for: GitHub annotations and step summary, JUnit."""
+    if args.format == "github":
+        from autograder.channels import github
+
+        for line in github.workflow_commands(graded, lang):
+            print(line, flush=True)
+        written = github.write_step_summary(graded, lang)
+        if written:
+            _say(err, f"step summary appended to {written}")
+    if args.junit:
+        from autograder.channels import junit
+
+        report.write_atomic(args.junit, junit.junit_xml([graded], lang))
+        _say(err, f"JUnit XML: {args.junit}")
+
+
+def _check_scheduler():
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise UsageError("--scheduler needs dask's distributed package (pinned in requirements.txt)") from None
+
+
+def _pick_students(submissions, names, paths):
+    """The submissions of the students named with --student (an unknown name is a usage error)."""
+    import difflib
+
+    found = {s.student: s for s in submissions}
+    missing = [n for n in names if n not in found]
+    if missing:
+        hints = []
+        for name in missing:
+            close = difflib.get_close_matches(name, list(found), n=3)
+            hints.append(f"{name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        raise UsageError(f"no student {', '.join(hints)} under {', '.join(map(str, paths))}")
+    return [found[n] for n in dict.fromkeys(names)]
 
 
 def _group(reasons):
@@ -222,6 +322,42 @@ def _score_table(graded, lang):
         table.add_row(escape(clean(result.student)), f"{report.fmt(result.score)}/{report.fmt(result.max_score)}",
                       f"[{styles[status]}]{status}[/]", escape(clean(failed)))
     return table
+
+
+# -- bundle, gradebook --------------------------------------------------------------------------
+def bundle_command(args, course, lang, err):
+    from autograder import plan as plans
+    from autograder.channels import gradescope
+
+    plan = plans.resolve(course, args.assignment, lang)
+    if not plan.checks:
+        raise UsageError(f"assignment {plan.name!r} has no checks yet")
+    try:
+        names = gradescope.bundle(course, plan, args.output, language=args.lang)
+    except gradescope.BundleError as error:
+        raise UsageError(str(error)) from None
+    _say(err, f"Gradescope autograder for {plan.name}: {args.output} ({len(names)} files; upload it "
+              f"as the assignment's autograder zip)")
+    return EXIT_OK
+
+
+def gradebook_command(args, err):
+    from autograder.channels import lms
+
+    try:
+        ids = dict(item.split("=", 1) for item in args.lms_id)
+    except ValueError:
+        raise UsageError("--lms-id takes ASSIGNMENT=ID") from None
+    try:
+        book = lms.collect(args.outs)
+        roster = lms.read_roster(args.roster) if args.roster else None
+        text = lms.render(book, args.format, roster, ids)
+    except lms.GradebookError as error:
+        raise UsageError(str(error)) from None
+    report.write_atomic(args.output, text)
+    _say(err, f"gradebook ({args.format}): {args.output}: {len(book.scores)} student(s), "
+              f"{', '.join(c.assignment for c in book.columns)}")
+    return EXIT_OK
 
 
 # -- checks -----------------------------------------------------------------------------------

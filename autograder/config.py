@@ -1,11 +1,24 @@
-"""``course.toml``: the course, its assignments, limits, tolerances and sizes."""
+"""``course.toml``: the course, its assignments, limits, tolerances and sizes.
 
+Which file: ``--course FILE`` (an explicit path), else ``$AUTOGRADER_COURSE``, else the first
+``course.toml`` found from the working directory upwards (as pip finds pyproject.toml), else
+the kit's own. ``Course.found_by`` says which of these it was, and every output names the file.
+
+The file is strict: an unknown table or key is an error that names it and suggests the
+closest valid one, so a typo never silently falls back to a default.
+"""
+
+import difflib
+import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 LANGUAGES = ("id", "en")
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "course.toml"
+FILE_NAME = "course.toml"
+ENVIRONMENT = "AUTOGRADER_COURSE"
+KIT_PATH = Path(__file__).resolve().parent.parent / FILE_NAME  # the kit's own course
+DEFAULT_PATH = KIT_PATH  # kept for callers that mean the kit's own file
 
 
 class ConfigError(Exception):
@@ -51,6 +64,12 @@ class Course:
     hidden: Sizes
     assignments: dict  # name -> Assignment
     path: Path | None = None
+    found_by: str = ""  # how ``path`` was chosen: see ``locate``
+
+    @property
+    def origin(self):
+        """The file and how it was found, for logs and summary.json."""
+        return f"{self.path} ({self.found_by})" if self.found_by else str(self.path)
 
 
 DEFAULTS = {
@@ -72,8 +91,38 @@ DEFAULTS = {
 }
 
 
-def load(path=None):
-    path = Path(path) if path else DEFAULT_PATH
+# Every table and key course.toml may hold. "*" stands for any name (an assignment, a check
+# id); its value is then the schema of each such entry.
+SCHEMA = {
+    "course": {"name": None, "language": None},
+    "grading": {key: None for key in DEFAULTS["grading"]},
+    "tolerances": {name: {"rtol": None, "atol": None} for name in DEFAULTS["tolerances"]},
+    "sizes": {kind: {key: None for key in keys} for kind, keys in DEFAULTS["sizes"].items()},
+    "assignments": {"*": {"title": None, "notebook": None, "points": {"*": None}}},
+    # read by autograder.similarity (the class report), which checks the values
+    "similarity": {"threshold": None, "kgram": None, "min_fragment_tokens": None,
+                   "common_fraction": None},
+}
+# Keys that were renamed: the old name is an error that gives the new one.
+RENAMED = {"grading.check_timeout": "grading.request_timeout"}
+
+
+def locate(path=None, start=None):
+    """(path, how it was found): ``path`` if given, else $AUTOGRADER_COURSE, else the first
+    course.toml from ``start`` (default: the working directory) upwards, else the kit's."""
+    if path:
+        return Path(path), "given"
+    if os.environ.get(ENVIRONMENT):
+        return Path(os.environ[ENVIRONMENT]), f"${ENVIRONMENT}"
+    folder = Path(start or os.getcwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / FILE_NAME).is_file():
+            return candidate / FILE_NAME, "found from the working directory"
+    return KIT_PATH, "the kit's own; no course.toml in the working directory or above"
+
+
+def load(path=None, start=None):
+    path, found_by = locate(path, start)
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
@@ -81,10 +130,65 @@ def load(path=None):
         raise ConfigError(f"cannot read {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
-    return parse(data, path)
+    try:
+        course = parse(data, path)
+    except ConfigError as error:
+        message = str(error)
+        raise ConfigError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    return replace(course, found_by=found_by)
+
+
+def check_keys(data, schema=SCHEMA, where=()):
+    """Raise a ConfigError for the first table or key that ``schema`` does not know, with
+    the closest valid name (or where a misplaced key belongs)."""
+    for key, value in data.items():
+        dotted = ".".join((*where, key))
+        if dotted in RENAMED:
+            raise ConfigError(f"{dotted} was renamed to {RENAMED[dotted]}")
+        if key in schema or "*" in schema:
+            inner = schema.get(key, schema.get("*"))
+            if isinstance(inner, dict) and isinstance(value, dict):
+                check_keys(value, inner, (*where, key))
+            continue
+        kind = "table" if isinstance(value, dict) else "key"
+        shown = f"[{dotted}]" if kind == "table" else dotted
+        known = list(schema) + [old.rsplit(".", 1)[1] for old in RENAMED
+                                if old.rsplit(".", 1)[0] == ".".join(where)]
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        if close:
+            better = ".".join((*where, close[0]))
+            hint = f"did you mean {f'[{better}]' if isinstance(schema.get(close[0]), dict) else better}?"
+            if better in RENAMED:
+                hint = f"did you mean {RENAMED[better]}? ({better} was renamed to {RENAMED[better]})"
+        else:
+            elsewhere = _close_anywhere(key)
+            hint = (f"did you mean {elsewhere}?" if elsewhere else
+                    f"valid here: {', '.join(k for k in schema if k != '*') or '(none)'}")
+        place = f"in [{'.'.join(where)}]" if where else "at the top level"
+        raise ConfigError(f"unknown {kind} {shown} {place}; {hint}")
+
+
+def _close_anywhere(key):
+    """The dotted path of the closest key in any table (e.g. a key put in the wrong table)."""
+    paths = {}
+
+    def walk(schema, where):
+        for name, inner in schema.items():
+            if name == "*":
+                continue
+            paths.setdefault(name, ".".join((*where, name)))
+            if isinstance(inner, dict):
+                walk(inner, (*where, name))
+
+    walk(SCHEMA, ())
+    for old, new in RENAMED.items():
+        paths.setdefault(old.rsplit(".", 1)[1], f"{new} (formerly {old})")
+    close = difflib.get_close_matches(key, list(paths), n=1, cutoff=0.75)
+    return paths[close[0]] if close else None
 
 
 def parse(data, path=None):
+    check_keys(data)
     reader = _Reader(data)
     course = reader.table("course")
     grading = reader.table("grading")

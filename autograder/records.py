@@ -176,6 +176,7 @@ class BatchResult:
     timing: dict = field(default_factory=dict)
     sandbox: str = "unknown"
     resumed: int = 0  # students whose up-to-date record was kept
+    course: str | None = None  # the course.toml graded under, and how it was found
 
     @property
     def max_score(self):

@@ -249,6 +249,7 @@ def summary(batch):
         "assignment": batch.assignment,
         "title": batch.title,
         "language": batch.language,
+        "course": batch.course,
         "sandbox": batch.sandbox,
         "max_score": batch.max_score,
         "checks": [c.id for c in batch.checks],

@@ -55,3 +55,11 @@ def previous_result(out_dir, submission, expected):
     if record.report_error:
         return None, "writing its reports failed last time"
     return record, None
+
+
+def outdated(record, plan):
+    """Why a record kept for a student outside this batch was made under other course settings
+    or by another kit ([] when it was not): such a row is kept, and the batch says so."""
+    old_parts = dict(p.split("=", 1) for p in (record.fingerprint or "").split(";") if "=" in p)
+    now = {"plan": plan.fingerprint()[:24], "kit": kit_digest()[:24]}
+    return [PARTS[name] for name in now if old_parts.get(name) != now[name]]

@@ -46,8 +46,8 @@ def test_batch_completes_and_prints_points(attention_batch):
         result = results(out, student)
         assert score == f"{result['score']:g}/{result['max_score']:g}"
     assert str(out / "gradebook.csv") in done.stdout.replace("\n", "")
-    assert sorted(p.name for p in out.iterdir()) == [
-        "andi", "budi", "citra", "dewi", "gradebook.csv", "summary.json"]
+    assert sorted(p.name for p in out.iterdir() if p.name not in ("report.html", "report.json")) == [
+        "andi", "budi", "citra", "dewi", "gradebook.csv", "summary.json"]  # and the class report
 
 
 def test_correct_notebook_gets_full_marks(attention_batch):
@@ -275,13 +275,18 @@ def test_ci_workflow_parses_and_its_grade_step_runs(tmp_path):
     (tmp_path / "submission" / "attention.ipynb").write_bytes(notebook.read_bytes())
     (tmp_path / "kit" / ".venv" / "bin").mkdir(parents=True)
     (tmp_path / "kit" / ".venv" / "bin" / "autograder").symlink_to(Path(sys.executable).parent / "autograder")
-    env = {**os.environ, **job["env"], "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    (tmp_path / "kit" / "course.toml").symlink_to(ROOT / "course.toml")
+    env = {**os.environ, **job["env"], **steps["Grade"]["env"],
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
     done = subprocess.run(["bash", "-eo", "pipefail", "-c", steps["Grade"]["run"]], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().endswith(f"Points {MAX:g}/{MAX:g} attention")  # the grep's line
+    assert "::notice title=attention%3A attention::Points" in done.stdout  # --format github
+    assert "course: kit/course.toml ($AUTOGRADER_COURSE)" in done.stderr
     assert json.loads((tmp_path / "reports" / "attention" / "results.json").read_text())["score"] == MAX
     assert "# Umpan balik" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert (tmp_path / "reports" / "junit.xml").read_text().startswith("<?xml")
 
 
 def _failed_checks(reports):
@@ -345,3 +350,70 @@ def test_interrupted_batch_resumes_and_regrading_gives_the_same_reports(tmp_path
     assert _failed_checks(_reports_without_timing(out)) == _failed_checks(first)
     assert _reports_without_timing(out) == first
     assert "Points 43/43 andi" in regraded.stdout
+
+
+def _gradebook(out):
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def test_regrading_one_student_keeps_everyone_else(tmp_path, attention_batch):
+    """grade submitted/budi into the class's OUT updates budi's row and keeps the others'."""
+    _, graded = attention_batch
+    out, students = tmp_path / "out", tmp_path / "submitted"
+    shutil.copytree(graded, out)  # the class, graded from the same bytes
+    shutil.copytree(EXAMPLES, students)
+    before = _gradebook(out)
+    # Budi fixes his notebook (he hands in Andi's), and only Budi is graded again.
+    shutil.copy(EXAMPLES / "andi" / "attention" / "attention.ipynb", students / "budi" / "attention" / "attention.ipynb")
+    done = run_autograder("grade", students / "budi", "-a", "attention", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert "the class files keep 3 other student(s)" in done.stderr
+    after = _gradebook(out)
+    assert list(after) == ["andi", "budi", "citra", "dewi"]  # same rows, same order
+    assert after["budi"]["score"] == f"{MAX:g}" and before["budi"]["score"] != after["budi"]["score"]
+    assert {k: after[k] for k in ("andi", "citra", "dewi")} == {k: before[k] for k in ("andi", "citra", "dewi")}
+    summary = json.loads((out / "summary.json").read_text())
+    assert [s["student"] for s in summary["students"]] == ["andi", "budi", "citra", "dewi"]
+    assert summary["counts"]["students"] == 4 and summary["counts"]["full"] == 2
+    assert summary["course"].startswith(str(ROOT / "course.toml"))
+    # --student picks students out of the class folder; an unknown name is a usage error.
+    done = run_autograder("grade", students, "-a", "attention", "-o", out, "--student", "dewi", "--student", "budy")
+    assert done.returncode == 2 and "no student 'budy' (did you mean budi?)" in done.stderr
+    done = run_autograder("grade", students, "-a", "attention", "-o", out, "--student", "dewi", "--regrade")
+    assert done.returncode == 0, done.stderr
+    assert "the class files keep 3 other student(s)" in done.stderr
+    assert [line for line in done.stdout.splitlines() if line.startswith("Points")] == [
+        f"Points {MAX:g}/{MAX:g} andi", f"Points {MAX:g}/{MAX:g} budi", "Points 0/43 citra",
+        f"Points {after['dewi']['score']}/{MAX:g} dewi"]
+
+
+def test_a_changed_tolerance_in_a_course_file_found_upwards_regrades_and_says_why(tmp_path):
+    course = tmp_path / "course" / "course.toml"
+    course.parent.mkdir()
+    text = (ROOT / "course.toml").read_text()
+    course.write_text(text)
+    notebook = EXAMPLES / "andi" / "attention" / "attention.ipynb"
+    work = course.parent / "grading"
+    work.mkdir()
+    first = run_autograder("grade", notebook, "-a", "attention", "-o", "out", cwd=work)
+    assert first.returncode == 0, first.stderr
+    assert f"course: {course} (found from the working directory)" in first.stderr
+    assert json.loads((work / "out" / "summary.json").read_text())["course"].startswith(str(course))
+    again = run_autograder("grade", notebook, "-a", "attention", "-o", "out", cwd=work)
+    assert "1 report(s) in out are up to date" in again.stderr
+    float32 = text.index("[tolerances.float32]")
+    course.write_text(text[:float32] + text[float32:].replace("rtol = 1e-4", "rtol = 2e-4", 1))
+    changed = run_autograder("grade", notebook, "-a", "attention", "-o", "out", cwd=work)
+    assert changed.returncode == 0, changed.stderr
+    assert "up to date" not in changed.stderr
+    assert "the course settings changed: attention" in changed.stderr
+
+
+def test_a_misspelt_course_key_exits_2_before_grading(tmp_path):
+    course = tmp_path / "course.toml"
+    course.write_text((ROOT / "course.toml").read_text().replace("request_timeout", "check_timout"))
+    done = run_autograder("grade", EXAMPLES, "-a", "attention", "-o", tmp_path / "out", "--course", course)
+    assert done.returncode == 2
+    assert "grading.check_timout" in done.stderr and "did you mean grading.request_timeout?" in done.stderr
+    assert not (tmp_path / "out").exists()

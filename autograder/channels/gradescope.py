@@ -1,0 +1,192 @@
+"""Gradescope: ``autograder bundle gradescope`` builds the autograder zip to upload, and inside
+Gradescope's container ``run_autograder`` grades the submission with this module.
+
+The zip holds ``setup.sh`` (run once when Gradescope builds the image: a Python >= 3.11 venv
+with the pinned requirements.txt, torch from PyTorch's CPU index), ``run_autograder`` (run per
+submission), ``requirements.txt`` and ``kit/``: ``autograder/``, ``solutions/``, the course's
+``course.toml`` and the assignment's nbgrader source notebook (to spot deleted cells).
+
+``run_autograder`` grades the notebook found in ``/autograder/submission`` (the file named in
+course.toml, else the only notebook, else the only .py file) with the same loader, sandbox and
+checks as ``autograder grade``, and writes ``/autograder/results/results.json`` in Gradescope's
+documented fields. ``$GRADESCOPE_ROOT`` replaces ``/autograder`` (tests use a fake tree) and
+``$AUTOGRADER_PYTHON`` the venv's interpreter.
+"""
+
+import argparse
+import json
+import shlex
+import sys
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+KIT_ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT_ENV, PYTHON_ENV = "GRADESCOPE_ROOT", "AUTOGRADER_PYTHON"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# Gradescope's documented results.json fields (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
+TOP_LEVEL = ("score", "execution_time", "output", "output_format", "test_output_format",
+             "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard")
+TEST_FIELDS = ("score", "max_score", "status", "name", "name_format", "number", "output",
+               "output_format", "tags", "visibility", "extra_data")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+FAILED = {"id": "Kesalahan internal autograder; beri tahu pengajar.",
+          "en": "Internal autograder error; please tell the instructor."}
+
+SETUP_SH = f"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image: a venv with a
+# Python >= 3.11 and the kit's pinned requirements (torch: the CPU wheel).
+set -euo pipefail
+cd "$(dirname "${{BASH_SOURCE[0]}}")"
+PYTHON=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 \\
+     && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    PYTHON=$candidate; break
+  fi
+done
+if [ -z "$PYTHON" ]; then
+  apt-get update -q
+  apt-get install -y -q python3.11 python3.11-venv
+  PYTHON=python3.11
+fi
+if ! "$PYTHON" -m venv .venv; then  # Debian and Ubuntu ship ensurepip separately
+  apt-get update -q
+  apt-get install -y -q "$(basename "$(readlink -f "$(command -v "$PYTHON")")")-venv"
+  "$PYTHON" -m venv .venv
+fi
+export PIP_EXTRA_INDEX_URL="{CPU_INDEX}"   # torch==... pinned: the CPU build, not CUDA
+.venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
+PYTHONPATH=kit .venv/bin/python -c 'import torch, autograder.plan'  # the kit imports: fail the build, not a submission
+echo "setup: ready ($(.venv/bin/python --version))"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission: grade /autograder/submission into
+# /autograder/results/results.json. $GRADESCOPE_ROOT and $AUTOGRADER_PYTHON are for tests.
+set -uo pipefail
+ROOT="${{GRADESCOPE_ROOT:-/autograder}}"
+KIT="$ROOT/source/kit"
+PY="${{AUTOGRADER_PYTHON:-$ROOT/source/.venv/bin/python}}"
+mkdir -p "$ROOT/results"
+cd "$KIT"
+export PYTHONPATH="$KIT" AUTOGRADER_COURSE="$KIT/course.toml" PYTHONUTF8=1
+exec "$PY" -m autograder.channels.gradescope run --root "$ROOT" --assignment {assignment}{language}
+"""
+
+
+class BundleError(Exception):
+    pass
+
+
+def bundle(course, plan, output, language=None):
+    """Write the zip for ``plan``'s assignment of ``course`` to ``output``; returns its names.
+    ``language``: of the feedback, when not course.toml's."""
+    requirements = KIT_ROOT / "requirements.txt"
+    if not requirements.is_file():
+        raise BundleError(f"{requirements} is missing: bundle from a checkout of the kit")
+    files = {"setup.sh": SETUP_SH.encode(),
+             "run_autograder": RUN_AUTOGRADER.format(
+                 assignment=shlex.quote(plan.name),
+                 language=f" --lang {shlex.quote(language)}" if language else "").encode(),
+             "requirements.txt": requirements.read_bytes(),
+             "kit/course.toml": Path(course.path).read_bytes()}
+    for package in ("autograder", "solutions"):
+        for path in sorted((KIT_ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+                files[f"kit/{path.relative_to(KIT_ROOT).as_posix()}"] = path.read_bytes()
+    if plan.source_notebook:
+        files[f"kit/assignments/source/{plan.name}/{plan.notebook}"] = Path(plan.source_notebook).read_bytes()
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    temporary = output.with_name(f".{output.name}.tmp")
+    with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # the same kit, the same zip
+            executable = name in ("setup.sh", "run_autograder")
+            info.external_attr = (0o100755 if executable else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    temporary.replace(output)
+    return list(files)
+
+
+def find_submission(folder, notebook):
+    """The file to grade in Gradescope's submission folder (uploads may sit in sub-folders)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return None
+    visible = [p for p in sorted(folder.rglob("*")) if p.is_file()
+               and not any(part.startswith((".", "__MACOSX")) for part in p.relative_to(folder).parts)]
+    for choice in ([p for p in visible if p.name == notebook], [p for p in visible if p.suffix == ".ipynb"],
+                   [p for p in visible if p.suffix == ".py"]):
+        if choice:
+            return choice[0]
+    return None
+
+
+def results_json(result, plan):
+    """Gradescope's results.json of one record: the report's, in the documented fields only."""
+    from autograder import report
+
+    data = report.results_json(result, plan.language, plan.title)
+    extra = dict(data.get("extra_data", {}))
+    extra.update({"max_score": data.get("max_score", result.max_score), "assignment": plan.name,
+                  "status": result.status})
+    out = {key: data[key] for key in TOP_LEVEL if key in data}
+    out["extra_data"] = extra
+    out["stdout_visibility"] = "hidden"  # the grader's log is for the instructor
+    out["tests"] = [{key: test[key] for key in TEST_FIELDS if key in test} for test in data["tests"]]
+    return out
+
+
+def run(root, assignment, lang=None):
+    """Grade ``root``/submission into ``root``/results/results.json; 0 when graded."""
+    root = Path(root)
+    results = root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    status, language = 0, "en"
+    try:
+        from autograder.sandbox import launch
+
+        launch.start_early(hide=[root / "submission", results])
+        from autograder import plan as plans
+        from autograder.grading import grade
+        from autograder.loader import Submission
+
+        plan = plans.load(assignment, None, lang)
+        language = plan.language
+        path = find_submission(root / "submission", plan.notebook)
+        print(f"course: {plan.course_path}; grading {path or 'nothing (no notebook found)'}", flush=True)
+        result = grade(Submission("submission", plan.name, path, None if path else "no_notebook"), plan)
+        data = results_json(result, plan)
+        if result.status == "grader_error":
+            status = 3
+    except Exception:  # the student still sees a result, the instructor the traceback (stdout)
+        traceback.print_exc(file=sys.stdout)
+        data = {"score": 0, "execution_time": round(time.monotonic() - started, 3),
+                "output": FAILED.get(language, FAILED["en"]), "visibility": "visible",
+                "stdout_visibility": "hidden", "tests": [], "extra_data": {"status": "grader_error"}}
+        status = 3
+    from autograder.report import write_atomic
+
+    write_atomic(results / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    print(f"results: {results / 'results.json'}: {data.get('score')} points", flush=True)
+    return status
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder.channels.gradescope")
+    commands = parser.add_subparsers(dest="command", required=True)
+    runner = commands.add_parser("run", help="grade Gradescope's submission folder")
+    runner.add_argument("--root", default="/autograder")
+    runner.add_argument("--assignment", required=True)
+    runner.add_argument("--lang", choices=("id", "en"))
+    args = parser.parse_args(argv)
+    return run(args.root, args.assignment, args.lang)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""nbgrader's side of the course: ``assignments/nbgrader_config.py`` calls ``configure(c, root)``.
+
+- The course file (``$AUTOGRADER_COURSE``, else course.toml from the course root upwards) is
+  read once, when nbgrader loads its configuration: a broken or misspelt course.toml stops
+  nbgrader with the error (exit 2) before any notebook runs, not once per notebook. Under
+  ``nbgrader autograde`` every assignment's plan (points of unknown checks...) is resolved too.
+  The file is then pinned for the sandboxed grader (``SandboxedGrades.course_file``) and for
+  the kernels nbgrader starts (``$AUTOGRADER_COURSE``), so every part grades under the same one.
+- nbgrader's log buries real tampering under noise: a "checksum has changed" warning for
+  every hidden-test cell of every submission (the released notebook holds the cell without its
+  hidden tests, so its checksum never matches the source's), and SQLAlchemy's "not in session"
+  warnings from nbgrader's own gradebook code. Those are summarised once; a checksum warning
+  for any other cell (a student who edited a read-only or test cell) is left as it is, beside
+  the kit's own "tampered/duplicated/deleted cell" lines.
+"""
+
+import json
+import logging
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from autograder import config
+
+SPURIOUS_SQL = r"Object of type <\w+> not in session, \w+ operation along"
+APP_LOGGERS = ("AutogradeApp", "NbGraderApp")
+
+
+def configure(c, course_root, argv=None):
+    argv = sys.argv if argv is None else argv
+    path, found_by = config.locate(start=course_root)
+    try:
+        course = config.load(path)
+        if "autograde" in argv:  # resolving plans imports the checks (and torch): only to grade
+            from autograder import plan as plans
+
+            plans.all_plans(course)
+    except config.ConfigError as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        print("autograder: fix the course file; nbgrader has not started", file=sys.stderr)
+        raise SystemExit(2) from None  # not an Exception: traitlets cannot swallow it
+    os.environ[config.ENVIRONMENT] = str(Path(path).resolve())
+    c.SandboxedGrades.course_file = str(Path(path).resolve())
+    warnings.filterwarnings("ignore", message=SPURIOUS_SQL, module=r"nbgrader\.")
+    hidden = hidden_test_cells(Path(course_root) / "source")
+    for name in APP_LOGGERS:
+        logging.getLogger(name).addFilter(ExpectedChecksums(hidden))
+    return course, found_by
+
+
+def hidden_test_cells(source):
+    """grade_id of every source cell that holds ``### BEGIN HIDDEN TESTS``."""
+    ids = set()
+    for path in sorted(Path(source).glob("*/*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError):
+            continue
+        for cell in cells:
+            text = cell.get("source", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id and "BEGIN HIDDEN TESTS" in text:
+                ids.add(grade_id)
+    return ids
+
+
+class ExpectedChecksums(logging.Filter):
+    """Drops nbgrader's checksum warning for hidden-test cells; says once that it did."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden, self.dropped = frozenset(hidden), 0
+
+    def filter(self, record):
+        message = record.getMessage()
+        if not (message.startswith("Attribute 'checksum' for cell ") and " has changed!" in message):
+            return True
+        cell = message[len("Attribute 'checksum' for cell "):].split(" has changed!")[0]
+        if cell not in self.hidden:
+            return True  # a cell the student should not have touched: keep the warning
+        self.dropped += 1
+        if self.dropped > 1:
+            return False
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        record.msg, record.args = ("nbgrader's checksum warnings for hidden-test cells are expected "
+                                   "(released notebooks hold them without their hidden tests) and are "
+                                   "not shown; the autograder reports tampered cells itself"), ()
+        return True
