@@ -30,7 +30,7 @@ def grade(submission, plan, slot=0):
         loaded = loader.LoadedCode(fatal=True, problems=[
             {"code": submission.problem or "no_notebook", "detail": ""}])
     else:
-        loaded = loader.load(submission.path, plan.grade_ids)
+        loaded = loader.load(submission.path, plan.source_notebook)
     return grade_loaded(loaded, submission.student, plan,
                         source=str(submission.path) if submission.path else None,
                         started=started, slot=slot)
@@ -51,9 +51,10 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         startup_timeout=limits.startup_timeout, request_timeout=limits.request_timeout,
         max_restarts=limits.max_restarts, slot=slot)
     try:
-        outcomes = _run_checks(session, plan, started, loaded.stubs)
+        outcomes = _run_checks(session, plan, started, loaded)
         if session.load_info:
-            problems.extend(student_error(e, e["origin"]) for e in session.load_info["errors"])
+            problems.extend(student_error(e, e["origin"], loaded=loaded)
+                            for e in session.load_info["errors"])
         diagnoses = _advisory(mistakes.diagnose, session, plan, outcomes, started)
         drawn = _advisory(pictures.collect, session, plan, outcomes, started)
     finally:
@@ -68,7 +69,7 @@ def grader_fault(submission, plan):
                          outcomes=tuple(Outcome(c.info, "error", 0.0, GRADER_FAULT) for c in plan.checks))
 
 
-def _run_checks(session, plan, started, stubs=frozenset()):
+def _run_checks(session, plan, started, loaded):
     try:
         session.load()
     except WorkerFailure as failure:
@@ -86,18 +87,20 @@ def _run_checks(session, plan, started, stubs=frozenset()):
                 "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
                 "Skipped: the time limit for the whole submission ran out."))
         else:
-            outcomes[check.id] = _run_one(session, check, plan, stubs)
+            outcomes[check.id] = _run_one(session, check, plan, loaded)
     return list(outcomes.values())
 
 
-def _run_one(session, check, plan, stubs):
+def _run_one(session, check, plan, loaded):
+    watched = _WatchedPlan(plan)
     try:
-        check.run(Context(session, plan, check, stubs))
+        check.run(Context(session, watched, check, loaded.stubs))
     except CheckFailed as failed:
         return Outcome(check.info, "failed", 0.0, failed.message)
-    except StudentError as error:
+    except StudentError as error:  # on hidden sizes, its numbers would show them
         return Outcome(check.info, "failed", 0.0, student_error(
-            {"type": error.type, "message": error.message, "where": error.where}))
+            {"type": error.type, "message": error.message, "where": error.where},
+            hidden=watched.used_hidden, loaded=loaded))
     except WorkerFailure as failure:
         status = "timeout" if failure.kind == "timeout" else "failed"
         return Outcome(check.info, status, 0.0, worker_failure(failure))
@@ -107,6 +110,29 @@ def _run_one(session, check, plan, stubs):
             "Kesalahan internal autograder pada pemeriksaan ini; beri tahu pengajar.",
             "Internal autograder error in this check; please tell the instructor."))
     return Outcome(check.info, "passed", check.points)
+
+
+class _WatchedPlan:
+    """The plan as one check sees it; notes whether the check read the hidden sizes."""
+
+    def __init__(self, plan):
+        self._plan, self.used_hidden = plan, False
+
+    def __getattr__(self, name):
+        return getattr(self._plan, name)
+
+    @property
+    def hidden(self):
+        return _WatchedSizes(self._plan.hidden, self)
+
+
+class _WatchedSizes:
+    def __init__(self, sizes, watcher):
+        self._sizes, self._watcher = sizes, watcher
+
+    def __getattr__(self, name):
+        self._watcher.used_hidden = True
+        return getattr(self._sizes, name)
 
 
 def _advisory(step, session, plan, outcomes, started):

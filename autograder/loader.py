@@ -1,24 +1,84 @@
 """Find submissions and take from them only the code that defines things.
 
-From a notebook (or a ``.py`` file) only imports, function and class
-definitions and simple assignments are kept: demo, training and test cells
-never run. IPython magics and shell escapes are dropped. A cell with a syntax
-error is reported and the other cells still load. nbgrader's test cells are
-ignored: they are the course's code, not the student's.
+Which cells (as ``nbgrader autograde`` treats them, with the assignment's source notebook):
+
+* solution cells and cells the student added are the student's code;
+* read-only (locked) cells and hidden test cells are the course's: they are matched with the
+  source notebook by nbgrader ``grade_id`` and taken from there, so an edited or deleted
+  read-only cell is restored (and reported). A locked cell that defines things (the imports,
+  given code) loads; a sanity-check cell (``check_*``, or asserts and prints without a
+  definition) and a hidden test cell never load. A cell without nbgrader metadata whose text
+  is exactly a course cell is treated as that cell.
+
+Which top-level statements of the student's cells (demo, training and test code never runs):
+
+* imports; a module that is not installed when grading is one loading problem naming it;
+  ``from __future__ import annotations`` applies to every later cell, as in Jupyter;
+* function and class definitions (with their decorators);
+* assignments whose value only builds things: literals, names already defined, type
+  expressions (``Optional[Tensor]``), lambdas, comprehensions and calls into the standard
+  library's pure modules, ``torch`` and ``numpy`` (``math.log(10000.0)``, ``float("-inf")``,
+  ``torch.tensor(2.0)``, ``TypeVar("T")``), or of a dataclass / NamedTuple / Enum defined in the
+  submission; never a call of the student's own functions or modules (``model = MyBlock()``),
+  printing, file or network I/O, seeding or training;
+* ``Class.attribute = value`` for a class of the submission; ``__all__``;
+* ``try:`` blocks that only define things (guarded imports; what their ``except`` branches do
+  besides defining, e.g. a print, is dropped), ``if TYPE_CHECKING:`` and other ``if`` blocks
+  that only define things.
+
+Everything else is dropped and reported once (cell and line of each statement), as a note that
+costs nothing. IPython magics and shell escapes are blanked. A cell with a syntax error is
+reported and the other cells still load.
 """
 
 import ast
+import builtins
+import copy
+import functools
 import hashlib
+import importlib.util
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 SOURCE_SUFFIXES = (".ipynb", ".py")
-# Calls allowed on the right of a top-level assignment: conversions, never work.
-SIMPLE_CALLS = {"float", "int", "bool", "str", "tuple", "frozenset", "set", "list", "dict"}
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
+
+# Modules whose functions only compute or build values: calling them at the top level is
+# allowed (a denied attribute below still is not). Everything else importable stays importable.
+PURE_MODULES = frozenset({
+    "__future__", "abc", "cmath", "collections", "copy", "dataclasses", "decimal", "enum",
+    "fractions", "functools", "itertools", "math", "numbers", "numpy", "operator", "re",
+    "string", "torch", "types", "typing", "typing_extensions",
+})
+# Calls of these (the last attribute) are work, not definitions: I/O, state, training.
+DENIED_CALLS = frozenset({
+    "load", "loads", "save", "from_file", "fromfile", "loadtxt", "savetxt", "genfromtxt",
+    "memmap", "tofile", "open", "download", "compile", "manual_seed", "seed", "backward",
+    "step", "zero_grad", "fit", "train", "cuda", "system", "popen", "sleep", "print",
+    "use_deterministic_algorithms", "run", "urlopen",
+})
+# Nothing reached through these namespaces runs at the top level.
+DENIED_NAMESPACES = frozenset({
+    "hub", "distributed", "multiprocessing", "onnx", "profiler", "export", "library", "utils",
+    "optim", "testing", "random", "cuda_graphs", "jit",
+})
+# Builtins that only compute; every builtin class (int, float, tuple, ValueError, ...) too.
+PURE_BUILTINS = frozenset(
+    {name for name, value in vars(builtins).items() if isinstance(value, type)}
+    | {"abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "format", "getattr",
+       "hasattr", "hash", "hex", "isinstance", "issubclass", "len", "max", "min", "oct", "ord",
+       "pow", "repr", "round", "sorted", "sum"}) - {"memoryview"}
+KNOWN_NAMES = frozenset(dir(builtins)) | {"__name__", "__builtins__"}
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+CONFIG_BASES = frozenset({"NamedTuple", "TypedDict", "Enum", "IntEnum", "StrEnum", "Flag",
+                          "IntFlag"})
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+# Where a student's module would be found but the sandboxed worker cannot see it (the kit).
+KIT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -32,12 +92,23 @@ class Submission:
 @dataclass
 class LoadedCode:
     chunks: list = field(default_factory=list)  # {"code", "origin"} in execution order
-    problems: list = field(default_factory=list)  # {"code": ..., "detail": ...}, for the report
+    # {"code": ..., "detail": ..., optional "places": [[origin, line], ...], "kind", "names"}
+    problems: list = field(default_factory=list)
     fatal: bool = False  # nothing could be read at all
     nbgrader_cells: dict = field(default_factory=dict)  # grade_id -> cell, for tamper checks
-    stubs: set = field(default_factory=set)  # names whose last definition is still an unfilled stub
+    stubs: set = field(default_factory=set)  # graded names whose entry point is still a stub
+    stub_sites: dict = field(default_factory=dict)  # "origin:line" of a stub's raise -> its name
+    unavailable: dict = field(default_factory=dict)  # name bound by a missing module -> module
+    names: dict = field(default_factory=dict)  # top-level name -> kind (see _bind)
+    dropped: list = field(default_factory=list)  # [origin, line] of each dropped statement
+    missing_modules: dict = field(default_factory=dict)  # module -> [[origin, line], ...]
+    classes: set = field(default_factory=set)  # top-level classes defined so far
+    future_annotations: bool = False
+    star_import: str | None = None  # kind of the names a ``from x import *`` may have bound
+    finished: bool = False
 
 
+# -- finding submissions -------------------------------------------------------------------------
 def discover(paths, assignment, notebook_name=None):
     """Every student found under the given paths, in a stable order."""
     found = []
@@ -83,9 +154,10 @@ def _pick_sources(folder, notebook_name):
     return scripts[0] if scripts else None
 
 
-def load(path, expected_cells=()):
-    """Read a notebook or a Python file into definition chunks. ``expected_cells`` are the
-    grade ids of the assignment's nbgrader cells, to report deleted ones."""
+# -- reading ---------------------------------------------------------------------------------------
+def load(path, source=None):
+    """Read a notebook or a Python file into definition chunks. ``source`` is the assignment's
+    nbgrader source notebook (a path), where read-only cells are restored from."""
     loaded = LoadedCode()
     try:
         raw = Path(path).read_bytes()
@@ -99,16 +171,17 @@ def load(path, expected_cells=()):
         return loaded
     if Path(path).suffix == ".ipynb":
         notebook = _parse_notebook(raw, loaded)
-        return loaded if notebook is None else load_notebook(notebook, loaded, expected_cells)
+        return loaded if notebook is None else load_notebook(notebook, loaded, source)
     add_definitions(_decode(raw, loaded, "file"), "file", loaded)
-    return loaded
+    return finish(loaded)
 
 
 def _decode(raw, loaded, origin):
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        loaded.problems.append({"code": "not_utf8", "detail": f"{origin}: {error.reason} at byte {error.start}"})
+        loaded.problems.append({"code": "not_utf8", "detail": f"{error.reason} at byte {error.start}",
+                                "places": [[origin, None]]})
         return raw.decode("utf-8", errors="replace")
 
 
@@ -123,51 +196,267 @@ def _parse_notebook(raw, loaded):
         return None
 
 
-def load_notebook(notebook, loaded=None, expected_cells=()):
-    """Definition chunks of a parsed notebook (also used inside nbgrader's autograde)."""
-    loaded = loaded or LoadedCode()
-    _check_nbgrader_cells(notebook, loaded, expected_cells)
-    code_number = 0
-    for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        code_number += 1
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution"):
-            continue  # an nbgrader test cell: the course's code, never the student's
-        source = cell.get("source", "")
-        if isinstance(source, list) and all(isinstance(line, str) for line in source):
-            source = "".join(source)
-        add_definitions(source, f"cell {code_number}", loaded)
-    if code_number == 0:
-        loaded.problems.append({"code": "no_code", "detail": ""})
-    return loaded
+# -- the source notebook ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CourseCell:
+    """One nbgrader cell of the assignment's source notebook."""
+
+    grade_id: str
+    index: int  # among the source notebook's nbgrader cells
+    role: str  # "solution", "test" (a hidden test / grade cell) or "locked"
+    kind: str  # "solution", "test", "check" (a sanity check, never loads) or "given" (loads)
+    code: str  # the source notebook's text (a test cell's hidden part included)
+    cell_type: str
+    points: float | None = None  # of a grade cell
+
+    @property
+    def released(self):
+        """The text the released notebook holds: the hidden tests cut out."""
+        return _strip_hidden_tests(self.code)
 
 
-def _check_nbgrader_cells(notebook, loaded, expected_cells):
-    """Report duplicated, deleted and changed nbgrader cells. Grading never runs test-cell
-    code, so this is for the instructor's eyes; nbgrader's own checksums decide "changed"."""
-    seen = []
-    for cell in notebook.get("cells", []):
+@dataclass(frozen=True)
+class CourseNotebook:
+    cells: tuple  # CourseCell, in notebook order
+
+    @functools.cached_property
+    def by_id(self):
+        return {cell.grade_id: cell for cell in self.cells}
+
+    @functools.cached_property
+    def by_text(self):
+        """Read-only and test cells by their normalised text (released and full)."""
+        found = {}
+        for cell in self.cells:
+            if cell.role != "solution":
+                for text in (cell.code, cell.released):
+                    if _normalise(text):
+                        found.setdefault(_normalise(text), cell)
+        return found
+
+
+def course_notebook(source):
+    """The parsed source notebook (``source`` a path, a CourseNotebook or None)."""
+    if source is None or isinstance(source, CourseNotebook):
+        return source
+    path = Path(source)
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return _read_course_notebook(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_course_notebook(path, _mtime, _size):
+    notebook = nbformat.read(path, as_version=4)
+    cells = []
+    for cell in notebook.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         grade_id = meta.get("grade_id")
         if not grade_id:
             continue
-        if grade_id in loaded.nbgrader_cells:
+        code = _text(cell.get("source", ""))
+        if meta.get("solution"):
+            role = kind = "solution"
+        elif meta.get("grade"):
+            role = kind = "test"
+        else:
+            role = "locked"
+            kind = "check" if _is_sanity_check(grade_id, code) else "given"
+        if cell.get("cell_type") != "code" and role != "solution":
+            kind = "text"  # a read-only Markdown cell: never code
+        cells.append(CourseCell(grade_id, len(cells), role, kind, code, cell.get("cell_type", "code"),
+                                meta.get("points")))
+    return CourseNotebook(tuple(cells))
+
+
+def _is_sanity_check(grade_id, code):
+    """A read-only cell that checks rather than defines: named ``check...``, or it has top-level
+    work (asserts, prints, calls) and defines no function or class."""
+    if grade_id.lower().startswith("check"):
+        return True
+    try:
+        body = ast.parse(_strip_ipython(code)).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return True
+    defines = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in body)
+    definitions_only = all(isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                          ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+                                          ast.AnnAssign, ast.Pass))
+                           or _is_docstring(n) for n in body)
+    return not defines and not definitions_only
+
+
+def _strip_hidden_tests(code):
+    kept, hidden = [], False
+    for line in code.split("\n"):
+        if line.strip() == HIDDEN_BEGIN:
+            hidden = True
+        elif line.strip() == HIDDEN_END:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _normalise(code):
+    return "\n".join(line.rstrip() for line in code.split("\n") if line.strip())
+
+
+def _text(source):
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    return source
+
+
+def _role_of(meta):
+    if meta.get("solution"):
+        return "solution"
+    if meta.get("grade"):
+        return "test"
+    return "locked" if meta.get("locked") else None
+
+
+# -- notebooks -------------------------------------------------------------------------------------
+def load_notebook(notebook, loaded=None, source=None):
+    """Definition chunks of a parsed notebook (also used by the nbgrader plugin)."""
+    loaded = loaded or LoadedCode()
+    course = course_notebook(source)
+    cells = [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
+    owners = _nbgrader_owners(cells, loaded)
+    derived = course is not None and any(
+        grade_id in course.by_id for grade_id in owners.values())
+    emitted, code_number = set(), 0
+    for position, cell in enumerate(cells):
+        is_code = cell.get("cell_type") == "code"
+        code_number += is_code
+        origin = f"cell {code_number}"
+        grade_id = owners.get(position)
+        course_cell = course.by_id.get(grade_id) if derived and grade_id else None
+        if course_cell is not None:
+            for earlier in course.cells[:course_cell.index]:  # deleted cells before this one
+                if earlier.grade_id not in emitted and earlier.grade_id not in owners.values():
+                    _restore_deleted(earlier, loaded)
+                    emitted.add(earlier.grade_id)
+            emitted.add(grade_id)
+            _course_owned_cell(cell, course_cell, origin, loaded)
+            continue
+        if not is_code:
+            continue
+        source_text = _text(cell.get("source", ""))
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if course is None and grade_id:  # no source notebook: trust the cell's own flags
+            _cell_without_source(cell, meta, source_text, origin, loaded)
+            continue
+        matched = course.by_text.get(_normalise(source_text)) if (
+            course is not None and isinstance(source_text, str)) else None
+        if matched is not None:  # a course cell without (or with foreign) nbgrader metadata
+            if matched.kind == "given":
+                add_definitions(matched.code, origin, loaded, report=False)
+            continue
+        add_definitions(source_text, origin, loaded)
+    if derived:
+        for course_cell in course.cells:  # deleted cells after the last one present
+            if course_cell.grade_id not in emitted and course_cell.grade_id not in owners.values():
+                _restore_deleted(course_cell, loaded)
+    if code_number == 0:
+        loaded.problems.append({"code": "no_code", "detail": ""})
+    return finish(loaded)
+
+
+def _nbgrader_owners(cells, loaded):
+    """{cell position: grade_id} for the cells that hold an nbgrader role. As nbgrader's
+    DeduplicateIds, the last cell with a grade_id keeps it; earlier copies are plain cells."""
+    owners, seen = {}, set()
+    for position in range(len(cells) - 1, -1, -1):
+        meta = cells[position].get("metadata", {}).get("nbgrader", {})
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if not isinstance(grade_id, str) or not grade_id or _role_of(meta) is None:
+            continue
+        if grade_id in seen:
             loaded.problems.append({"code": "duplicate_cell", "detail": grade_id})
-        loaded.nbgrader_cells[grade_id] = cell
-        seen.append(grade_id)
-        protected = (meta.get("locked") or meta.get("grade")) and not meta.get("solution")
-        if protected and meta.get("checksum"):
-            try:
-                changed = nbgrader_checksum(cell) != meta["checksum"]
-            except Exception:  # metadata too broken to checksum is a change too
-                changed = True
-            if changed:
-                loaded.problems.append({"code": "changed_cell", "detail": grade_id})
-    missing = [grade_id for grade_id in expected_cells if grade_id not in seen]
-    if missing and seen:  # a notebook without any nbgrader cell is a plain notebook
-        loaded.problems.append({"code": "deleted_cell", "detail": ", ".join(missing)})
+            continue
+        seen.add(grade_id)
+        owners[position] = grade_id
+        loaded.nbgrader_cells[grade_id] = cells[position]
+    return owners
+
+
+def _course_owned_cell(cell, course_cell, origin, loaded):
+    """A cell of the submission that carries a grade_id of the source notebook: the source
+    decides its role; a read-only cell's text comes from the source."""
+    text = _text(cell.get("source", ""))
+    if course_cell.role == "solution":
+        if cell.get("cell_type") == "code":
+            add_definitions(text, origin, loaded)
+        return
+    unchanged = cell.get("cell_type", "code") == course_cell.cell_type and isinstance(text, str) and (
+        _normalise(text) in (_normalise(course_cell.code), _normalise(course_cell.released)))
+    if not unchanged:
+        problem = {"code": "changed_cell", "detail": course_cell.grade_id, "kind": course_cell.kind}
+        if course_cell.kind == "given":
+            problem["names"] = sorted(_top_level_names(text) - _top_level_names(course_cell.code))
+        loaded.problems.append(problem)
+    if course_cell.kind == "given":
+        add_definitions(course_cell.code, origin, loaded, report=False)
+
+
+def _restore_deleted(course_cell, loaded):
+    loaded.problems.append({"code": "deleted_cell", "detail": course_cell.grade_id,
+                            "kind": course_cell.kind})
+    if course_cell.kind == "given":
+        add_definitions(course_cell.code, f"cell {course_cell.grade_id}", loaded, report=False)
+
+
+def _cell_without_source(cell, meta, text, origin, loaded):
+    """No source notebook to compare with: the cell's own flags and checksum decide."""
+    role = _role_of(meta)
+    if role == "solution":
+        add_definitions(text, origin, loaded)
+        return
+    if meta.get("checksum"):
+        try:
+            changed = nbgrader_checksum(cell) != meta["checksum"]
+        except Exception:  # metadata too broken to checksum is a change too
+            changed = True
+        if changed:
+            loaded.problems.append({"code": "changed_cell", "detail": meta["grade_id"],
+                                    "kind": "test" if role == "test" else "locked"})
+    if role == "locked" and isinstance(text, str) and not _is_sanity_check(meta["grade_id"], text):
+        add_definitions(text, origin, loaded, report=False)
+
+
+def load_history(sources, source=None, loaded=None):
+    """Definition chunks of the cells a kernel executed (IPython's ``In``), for the hidden
+    cells' entry point: course cells are recognised by their text, as in a notebook."""
+    loaded = loaded or LoadedCode()
+    course = course_notebook(source)
+    for number, text in enumerate(sources, 1):
+        if not text:
+            continue
+        origin = f"In [{number}]"
+        matched = course.by_text.get(_normalise(text)) if course is not None else None
+        if matched is not None:
+            if matched.kind == "given":
+                add_definitions(matched.code, origin, loaded, report=False)
+            continue
+        add_definitions(text, origin, loaded)
+    return finish(loaded)
+
+
+def finish(loaded):
+    """Add the loading notes that summarise the whole submission (once)."""
+    if loaded.finished:
+        return loaded
+    loaded.finished = True
+    if loaded.missing_modules:
+        loaded.problems.append({
+            "code": "unavailable_module", "detail": ", ".join(loaded.missing_modules),
+            "places": [place for places in loaded.missing_modules.values() for place in places]})
+    if loaded.dropped:
+        loaded.problems.append({"code": "dropped", "detail": "", "places": list(loaded.dropped)})
+    return loaded
 
 
 def nbgrader_checksum(cell):
@@ -185,6 +474,7 @@ def nbgrader_checksum(cell):
     return digest.hexdigest()
 
 
+# -- one cell's statements ------------------------------------------------------------------------
 def _strip_ipython(source):
     """Blank out magics and shell escapes, keeping line numbers; a cell magic drops the cell."""
     lines = source.splitlines()
@@ -200,88 +490,592 @@ def _strip_ipython(source):
     return "\n".join(kept)
 
 
-def add_definitions(source, origin, loaded):
-    """Append the definition statements of one cell (or file) to ``loaded``."""
+def _top_level_names(code):
+    try:
+        body = ast.parse(_strip_ipython(code)).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return set()
+    names = set()
+    for node in body:
+        names |= set(_statement_bindings(node))
+    return names
+
+
+def add_definitions(source, origin, loaded, report=True):
+    """Append the definition statements of one cell (or file) to ``loaded``. ``report``: list
+    what is dropped (the student's cells); the course's own cells are taken silently."""
     if not isinstance(source, str):
-        loaded.problems.append({"code": "bad_cell", "detail": origin})
+        loaded.problems.append({"code": "bad_cell", "detail": "", "places": [[origin, None]]})
         return
-    source = _strip_ipython(source)
+    source = _strip_ipython(source.replace("\r\n", "\n").replace("\r", "\n"))
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        loaded.problems.append({"code": "syntax_error",
-                                "detail": f"{origin}, line {error.lineno}: {error.msg}"})
+        loaded.problems.append({"code": "syntax_error", "detail": str(error.msg),
+                                "places": [[origin, error.lineno]]})
         return
     except (MemoryError, RecursionError, ValueError) as error:  # absurdly nested or null bytes
-        loaded.problems.append({"code": "syntax_error", "detail": f"{origin}: {type(error).__name__}"})
+        loaded.problems.append({"code": "syntax_error", "detail": type(error).__name__,
+                                "places": [[origin, None]]})
         return
-    lines = source.splitlines()
+    lines = source.split("\n")
     body = tree.body
     for index, node in enumerate(body):
-        if not _is_definition(node):
-            continue
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        end = node.end_lineno
-        alone = (index == 0 or body[index - 1].end_lineno < start) and (
-            index == len(body) - 1 or body[index + 1].lineno > end)
         try:
-            segment = "\n".join(lines[start - 1:end]) if alone else ast.unparse(node)
+            decision = _decide(node, loaded, guarded=False)
+        except RecursionError:
+            decision = Decision("drop")
+        if decision.verdict == "silent":
+            continue
+        if decision.verdict == "unavailable":
+            for module in decision.modules:
+                loaded.missing_modules.setdefault(module, []).append([origin, node.lineno])
+            for name in _statement_bindings(node):
+                loaded.names[name] = "unavailable"
+                loaded.unavailable[name] = decision.modules[0]
+            continue
+        if decision.verdict == "drop":
+            if report and not decision.quiet:
+                loaded.dropped.append([origin, node.lineno])
+            continue
+        if report:
+            loaded.dropped.extend([origin, blank.lineno] for blank in decision.blanks)
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        alone = (index == 0 or body[index - 1].end_lineno < start) and (
+            index == len(body) - 1 or body[index + 1].lineno > node.end_lineno)
+        try:
+            segment = _segment(node, lines, start, alone, decision.blanks, loaded.future_annotations)
         except (RecursionError, MemoryError, ValueError) as error:  # e.g. a 600-term expression
-            loaded.problems.append({"code": "syntax_error",
-                                    "detail": f"{origin}, line {start}: {type(error).__name__}"})
+            loaded.problems.append({"code": "syntax_error", "detail": type(error).__name__,
+                                    "places": [[origin, start]]})
             continue
         loaded.chunks.append({"code": "\n" * (start - 1) + segment, "origin": origin})
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            (loaded.stubs.add if _is_stub(node) else loaded.stubs.discard)(node.name)
+        loaded.names.update(decision.names)
+        for name, module in decision.unavailable.items():
+            loaded.unavailable.setdefault(name, module)
+        if decision.future_annotations:
+            loaded.future_annotations = True
+        if decision.star:
+            loaded.star_import = decision.star
+        _note_stubs(node, origin, loaded)
 
 
-def _is_definition(node):
-    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
-        return not _imports_grader(node)
-    if isinstance(node, ast.Assign):
-        return all(map(_binds_names_only, node.targets)) and _is_simple(node.value)
-    if isinstance(node, ast.AnnAssign):
-        return isinstance(node.target, ast.Name) and node.value is not None and _is_simple(node.value)
+# -- what a statement is ---------------------------------------------------------------------------
+@dataclass
+class Decision:
+    verdict: str  # keep, drop, silent or unavailable
+    names: dict = field(default_factory=dict)  # what it binds when kept: name -> kind
+    blanks: list = field(default_factory=list)  # nested statements replaced by ``pass``
+    modules: list = field(default_factory=list)  # unavailable modules
+    unavailable: dict = field(default_factory=dict)  # name -> module (guarded imports)
+    future_annotations: bool = False
+    star: str | None = None
+    quiet: bool = False  # dropped without a note (it only repeats a missing module)
+
+
+class _Scope:
+    """The names visible while deciding: the submission's so far plus a statement's own."""
+
+    def __init__(self, loaded, names=None):
+        self.loaded = loaded
+        self.names = dict(names or {})
+
+    def kind(self, name):
+        if name in self.names:
+            return self.names[name]
+        if name in self.loaded.names:
+            return self.loaded.names[name]
+        if name in KNOWN_NAMES:
+            return "builtin"
+        return self.loaded.star_import
+
+
+def _decide(node, loaded, guarded=False, scope=None):
+    scope = scope or _Scope(loaded)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _decide_import(node, scope, guarded)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return Decision("keep", names={node.name: _definition_kind(node)})
+    if isinstance(node, (ast.Pass, ast.Global, ast.Nonlocal)) or _is_docstring(node):
+        return Decision("silent")
+    if isinstance(node, ast.Expr) and _is_grader_call(node.value):
+        return Decision("silent")
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return _decide_assignment(node, scope)
+    if isinstance(node, ast.If):
+        return _decide_if(node, scope, guarded)
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        return _decide_try(node, scope)
+    return Decision("drop")
+
+
+def _decide_import(node, scope, guarded):
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        root = module.split(".")[0]
+        if node.level:  # a relative import: there is no package around a notebook
+            return Decision("keep", names={a.asname or a.name: "foreign" for a in node.names})
+        if root == "autograder":
+            return Decision("silent")
+        if root == "__future__":
+            return Decision("keep", future_annotations=any(a.name == "annotations" for a in node.names))
+        kind = "module" if root in PURE_MODULES else "foreign"
+        if not guarded and not _available(root):
+            return Decision("unavailable", modules=[root])
+        names = {a.asname or a.name: kind for a in node.names if a.name != "*"}
+        star = kind if any(a.name == "*" for a in node.names) else None
+        decision = Decision("keep", names=names, star=star)
+        if guarded and not _available(root):
+            decision.unavailable = {name: root for name in names}
+        return decision
+    roots = [alias.name.split(".")[0] for alias in node.names]
+    if "autograder" in roots:
+        return Decision("silent")
+    missing = [root for root in dict.fromkeys(roots) if not _available(root)]
+    if missing and not guarded:
+        return Decision("unavailable", modules=missing)
+    names = {}
+    for alias in node.names:
+        root = alias.name.split(".")[0]
+        names[alias.asname or root] = "module" if root in PURE_MODULES else "foreign"
+    decision = Decision("keep", names=names)
+    decision.unavailable = {alias.asname or alias.name.split(".")[0]: alias.name.split(".")[0]
+                            for alias in node.names if alias.name.split(".")[0] in missing}
+    return decision
+
+
+@functools.lru_cache(maxsize=512)
+def _available(root):
+    """Whether ``import root`` can work in the grading worker (same interpreter and venv; the
+    kit's own checkout is hidden from it). Only finds the module, never runs it."""
+    if not root.isidentifier():
+        return False
+    if root in sys.builtin_module_names or root in sys.stdlib_module_names:
+        return True
+    try:
+        spec = importlib.util.find_spec(root)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    if spec is None:
+        return False
+    origin = spec.origin or (list(spec.submodule_search_locations or [None])[0])
+    if not origin or origin in ("built-in", "frozen"):
+        return True
+    path = Path(origin).resolve()
+    prefixes = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    if any(path.is_relative_to(prefix) for prefix in prefixes):
+        return True
+    return not path.is_relative_to(KIT_ROOT)
+
+
+def _definition_kind(node):
+    """"config" for a class whose instances are plain data (dataclass, NamedTuple, Enum,
+    TypedDict): building one at the top level is a definition; else "student"."""
+    if not isinstance(node, ast.ClassDef):
+        return "student"
+    if _is_dataclass(node) or any(_last_name(base) in CONFIG_BASES for base in node.bases):
+        return "config"
+    return "student"
+
+
+def _is_dataclass(node):
+    return any(_last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass"
+               for d in node.decorator_list)
+
+
+def _last_name(expr):
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def _is_docstring(node):
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and (
+        isinstance(node.value.value, str) or node.value.value is Ellipsis)
+
+
+def _is_grader_call(expr):
+    """``grade_target(...)``, the hidden cells' call, copied or run by a student."""
+    return isinstance(expr, ast.Call) and _last_name(expr.func) == "grade_target"
+
+
+def _decide_assignment(node, scope):
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if isinstance(node, ast.AugAssign):
+        if not (isinstance(node.target, ast.Name)
+                and scope.kind(node.target.id) in ("safe", "module", "config")):
+            return Decision("drop")
+    elif not all(_assignable(target, scope) for target in targets):
+        return Decision("drop")
+    parts = [node.value] if node.value is not None else []
+    if isinstance(node, ast.AnnAssign) and not scope.loaded.future_annotations:
+        parts.append(node.annotation)
+    verdict = "keep"
+    for part in parts:
+        problem = _expression_problem(part, scope)
+        if problem == "unavailable":
+            return Decision("drop", quiet=True)
+        if problem:
+            verdict = "drop"
+    if verdict == "drop":
+        return Decision("drop")
+    kind = "student" if any(_refers_to_code(part, scope) for part in parts) else "safe"
+    return Decision("keep", names={name: kind for target in targets for name in _target_names(target)})
+
+
+def _assignable(target, scope):
+    """Names, tuples of names, or an attribute of a class the submission defines."""
+    if isinstance(target, ast.Name):
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_assignable(element, scope) for element in target.elts)
+    if isinstance(target, ast.Starred):
+        return _assignable(target.value, scope)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return target.value.id in scope.loaded.classes
     return False
 
 
-def _binds_names_only(target):
-    """``x = ...`` or ``a, b = ...``; not ``x[0] = ...`` or ``x.y = ...`` (they need ``x``)."""
+def _target_names(target):
+    if isinstance(target, ast.Name):
+        return [target.id]
     if isinstance(target, (ast.Tuple, ast.List)):
-        return all(map(_binds_names_only, target.elts))
+        return [name for element in target.elts for name in _target_names(element)]
     if isinstance(target, ast.Starred):
-        return _binds_names_only(target.value)
-    return isinstance(target, ast.Name)
+        return _target_names(target.value)
+    return []
 
 
-def _is_stub(node):
-    """A function (or a class with a method) whose body still raises NotImplementedError at its
-    top level: the released assignment stub, decided here from the source, not by running it."""
+def _decide_if(node, scope, guarded):
+    test = node.test
+    if _is_type_checking(test):  # never true at run time: only the else branch runs
+        return _decide_block(node.orelse, scope, guarded)
+    if _is_main_guard(test):
+        return Decision("drop")
+    if _expression_problem(test, scope):
+        return Decision("drop")
+    body = _decide_block(node.body, scope, guarded)
+    other = _decide_block(node.orelse, scope, guarded)
+    for branch in (body, other):
+        if branch.verdict == "unavailable":
+            return branch
+    if body.verdict != "keep" or other.verdict != "keep":
+        return Decision("drop", quiet=body.quiet or other.quiet)
+    return Decision("keep", names={**body.names, **other.names},
+                    unavailable={**body.unavailable, **other.unavailable})
+
+
+def _decide_block(statements, scope, guarded, blank_work=False):
+    """Every statement of a nested block must define things (or, with ``blank_work``, the
+    others are blanked); the names bound earlier in the block are visible to later ones."""
+    inner = _Scope(scope.loaded, scope.names)
+    result = Decision("keep")
+    for statement in statements:
+        decision = _decide(statement, scope.loaded, guarded, inner)
+        if decision.verdict == "silent":
+            continue
+        if decision.verdict == "keep":
+            inner.names.update(decision.names)
+            result.names.update(decision.names)
+            result.unavailable.update(decision.unavailable)
+            result.blanks.extend(decision.blanks)
+        elif blank_work and decision.verdict == "drop":
+            result.blanks.append(statement)
+        else:
+            return Decision(decision.verdict if decision.verdict != "keep" else "drop",
+                            modules=decision.modules, quiet=decision.quiet)
+    return result
+
+
+def _decide_try(node, scope):
+    catches_import = any(_catches_import_error(handler) for handler in node.handlers)
+    body = _decide_block(node.body, scope, guarded=catches_import)
+    if body.verdict == "unavailable":
+        return body
+    if body.verdict != "keep":
+        return Decision("drop", quiet=body.quiet)
+    result = Decision("keep", names=dict(body.names), blanks=list(body.blanks),
+                      unavailable=dict(body.unavailable))
+    branches = [handler.body for handler in node.handlers] + [node.orelse, node.finalbody]
+    for handler in node.handlers:
+        if handler.type is not None and _expression_problem(handler.type, scope):
+            return Decision("drop")
+    for statements in branches:
+        branch = _decide_block(statements, scope, guarded=False, blank_work=True)
+        if branch.verdict != "keep":
+            return Decision("drop", modules=branch.modules, quiet=branch.quiet)
+        for name, kind in branch.names.items():
+            result.names.setdefault(name, kind)
+        result.blanks.extend(branch.blanks)
+    # a name the guarded import binds is defined either way (the except branch binds it too)
+    for name in list(result.unavailable):
+        if any(name in _block_bindings(h.body) for h in node.handlers):
+            del result.unavailable[name]
+    return result
+
+
+def _block_bindings(statements):
+    return {name for statement in statements for name in _statement_bindings(statement)}
+
+
+def _catches_import_error(handler):
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(_last_name(t) in IMPORT_ERRORS for t in types)
+
+
+def _is_type_checking(test):
+    return _last_name(test) == "TYPE_CHECKING"
+
+
+def _is_main_guard(test):
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__")
+
+
+def _statement_bindings(node):
+    """Top-level names a statement binds (for reports and restored cells)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Import):
+        return [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        return [alias.asname or alias.name for alias in node.names if alias.name != "*"]
+    if isinstance(node, ast.Assign):
+        return [name for target in node.targets for name in _target_names(target)]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return _target_names(node.target)
+    if isinstance(node, (ast.If, ast.Try)) or type(node).__name__ == "TryStar":
+        nested = list(node.body) + list(node.orelse) + list(getattr(node, "finalbody", []))
+        for handler in getattr(node, "handlers", []):
+            nested += handler.body
+        return [name for statement in nested for name in _statement_bindings(statement)]
+    return []
+
+
+# -- expressions -----------------------------------------------------------------------------------
+def _expression_problem(expr, scope):
+    """None when evaluating ``expr`` at the top level only builds a value from what is
+    defined; else "unavailable" (it needs a missing module), "undefined" or "work"."""
+    local = _local_names(expr)
+    worst = None
+    for node in _walk_evaluated(expr):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            kind = "local" if node.id in local else scope.kind(node.id)
+            if kind == "unavailable":
+                return "unavailable"
+            if kind is None:
+                worst = "undefined"
+        elif isinstance(node, ast.Call):
+            if not _pure_call(node.func, scope, local):
+                worst = worst or "work"
+        elif isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            worst = worst or "work"
+    return worst
+
+
+def _walk_evaluated(expr):
+    """The nodes of ``expr`` that run now: a lambda's body runs later (its defaults now)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Lambda):
+            stack.extend(node.args.defaults + [d for d in node.args.kw_defaults if d is not None])
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _local_names(expr):
+    """Names bound inside the expression (comprehension variables, lambda parameters)."""
+    local = set()
+    for node in ast.walk(expr):
+        if isinstance(node, ast.comprehension):
+            local |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda):
+            args = node.args
+            local |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            local |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    return local
+
+
+def _pure_call(func, scope, local):
+    if isinstance(func, ast.Name):
+        kind = "local" if func.id in local else scope.kind(func.id)
+        if kind == "builtin":
+            return func.id in PURE_BUILTINS
+        return kind in ("module", "safe", "config") and func.id not in DENIED_CALLS
+    chain, root = [], func
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        if isinstance(root, ast.Attribute):
+            chain.append(root.attr)
+        root = root.value
+    if chain and (chain[0] in DENIED_CALLS or chain[0].startswith("set_")):
+        return False
+    if any(attribute in DENIED_NAMESPACES for attribute in chain):
+        return False
+    if isinstance(root, ast.Name):
+        kind = "local" if root.id in local else scope.kind(root.id)
+        if kind == "builtin":
+            return root.id in PURE_BUILTINS
+        return kind in ("module", "safe", "config", "local")
+    return not isinstance(root, ast.Lambda)  # a literal, a call's result, ...: checked itself
+
+
+def _refers_to_code(expr, scope):
+    """Whether a value refers to the student's own functions, classes or foreign modules:
+    such a value is never called at the top level."""
+    return any(isinstance(node, ast.Name) and scope.kind(node.id) in ("student", "foreign")
+               for node in ast.walk(expr))
+
+
+# -- the chunk's text -------------------------------------------------------------------------------
+def _segment(node, lines, start, alone, blanks, future_annotations):
+    """The statement's text on its own lines (so that tracebacks point at the student's
+    lines); blanked statements become ``pass``; under ``from __future__ import annotations``
+    the annotations become strings, as Python would leave them unevaluated."""
+    edits = [(b.lineno, b.col_offset, b.end_lineno, b.end_col_offset, "pass") for b in blanks]
+    if future_annotations:
+        edits += [(a.lineno, a.col_offset, a.end_lineno, a.end_col_offset, None)
+                  for a in _annotations(node)
+                  if not any(_inside(a, b) for b in blanks)]
+    if alone and not edits:
+        return "\n".join(lines[start - 1:node.end_lineno])
+    if alone:
+        text = _apply_edits(lines, start, node.end_lineno, edits)
+        if text is not None:
+            return text
+    return ast.unparse(_rewritten(node, blanks, future_annotations))
+
+
+def _inside(inner, outer):
+    return (inner.lineno, inner.col_offset) >= (outer.lineno, outer.col_offset) and (
+        inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
+
+
+def _annotations(node):
+    """The annotations Python leaves unevaluated under ``from __future__ import annotations``;
+    a dataclass's fields keep theirs (with string annotations ``dataclasses`` looks the class's
+    module up in ``sys.modules``, which the grading worker's namespace is not)."""
+    found, config_fields = [], set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ClassDef) and _is_dataclass(sub):
+            config_fields |= {id(item) for item in sub.body if isinstance(item, ast.AnnAssign)}
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = sub.args
+            for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    found.append(arg.annotation)
+            if sub.returns is not None:
+                found.append(sub.returns)
+        elif isinstance(sub, ast.AnnAssign) and id(sub) not in config_fields:
+            found.append(sub.annotation)
+    return found
+
+
+def _char_column(line, byte_offset):
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def _apply_edits(lines, start, end, edits):
+    """Apply (line, col, end line, end col, text) edits to lines[start..end], last first,
+    keeping the number of lines; None when the result no longer parses."""
+    part = list(lines[start - 1:end])
+    for l1, c1, l2, c2, replacement in sorted(edits, reverse=True):
+        first, last = part[l1 - start], part[l2 - start]
+        c1, c2 = _char_column(first, c1), _char_column(last, c2)
+        if replacement is None:  # an annotation: its text as a string
+            original = "\n".join([first[c1:]] + part[l1 - start + 1:l2 - start] + [last[:c2]]) \
+                if l1 != l2 else first[c1:c2]
+            replacement = repr(" ".join(original.split()))
+        if l1 == l2:
+            part[l1 - start] = first[:c1] + replacement + first[c2:]
+            continue
+        rest = last[c2:]
+        if rest.strip() and not rest.strip().startswith("#"):
+            return None
+        part[l1 - start] = first[:c1] + replacement
+        for index in range(l1 - start + 1, l2 - start + 1):
+            part[index] = ""
+    text = "\n".join(part)
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return text
+
+
+def _rewritten(node, blanks, future_annotations):
+    """A copy of ``node`` with the blanked statements as ``pass`` and, under future
+    annotations, string annotations (when the text cannot be edited in place)."""
+    blank_ids = {id(b) for b in blanks}
+    node = _replace_blanks(node, blank_ids)
+    node = copy.deepcopy(node)
+    if future_annotations:
+        wanted = {id(a) for a in _annotations(node)}
+        for sub in ast.walk(node):
+            for name, value in ast.iter_fields(sub):
+                if id(value) in wanted:
+                    setattr(sub, name, ast.Constant(ast.unparse(value)))
+    return node
+
+
+def _replace_blanks(node, blank_ids):
+    if not blank_ids:
+        return node
+    clone = copy.copy(node)
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            setattr(clone, name, [ast.Pass() if id(item) in blank_ids else
+                                  _replace_blanks(item, blank_ids) if isinstance(item, ast.AST) else item
+                                  for item in value])
+        elif isinstance(value, ast.AST):
+            setattr(clone, name, _replace_blanks(value, blank_ids))
+    return clone
+
+
+# -- stubs -----------------------------------------------------------------------------------------
+# A class is graded through these methods: only they make it a stub when unfinished.
+ENTRY_METHODS = ("__init__", "forward")
+
+
+def _note_stubs(node, origin, loaded):
+    """Record the stubs a kept statement defines: a graded name is a stub when its entry point
+    still raises NotImplementedError; every unfinished function or method is a stub site, so
+    that a call into an unfinished helper can be named."""
     if isinstance(node, ast.ClassDef):
-        return any(_is_stub(item) for item in node.body if isinstance(item, ast.FunctionDef))
+        loaded.classes.add(node.name)
+        entry = False
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                site = _stub_raise(item)
+                if site is not None:
+                    loaded.stub_sites[f"{origin}:{site}"] = f"{node.name}.{item.name}"
+                    entry = entry or item.name in ENTRY_METHODS
+        (loaded.stubs.add if entry else loaded.stubs.discard)(node.name)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        site = _stub_raise(node)
+        if site is not None:
+            loaded.stub_sites[f"{origin}:{site}"] = node.name
+        (loaded.stubs.add if site is not None else loaded.stubs.discard)(node.name)
+    elif isinstance(node, ast.Assign):  # Class.forward = a_function: no longer the stub's
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.attr in ENTRY_METHODS:
+                loaded.stubs.discard(target.value.id)
+
+
+def _stub_raise(node):
+    """The line of the top-level ``raise NotImplementedError`` of a function's body, if any:
+    the released assignment stub, decided from the source, not by running it."""
     for statement in node.body:
         if isinstance(statement, ast.Raise) and statement.exc is not None:
             raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
             if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
-                return True
-    return False
+                return statement.lineno
+    return None
 
-
-def _imports_grader(node):
-    if isinstance(node, ast.Import):
-        return any(alias.name.split(".")[0] == "autograder" for alias in node.names)
-    if isinstance(node, ast.ImportFrom):
-        return (node.module or "").split(".")[0] == "autograder"
-    return False
-
-
-def _is_simple(expr):
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in SIMPLE_CALLS):
-                return False
-        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                               ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom,
-                               ast.NamedExpr, ast.Subscript)):
-            return False
-    return True

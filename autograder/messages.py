@@ -1,5 +1,7 @@
 """Student-facing messages that are not tied to one check (loading, crashes, timeouts)."""
 
+import re
+
 from autograder.texts import bilingual
 
 LOAD_PROBLEMS = {
@@ -18,33 +20,191 @@ LOAD_PROBLEMS = {
                           "A cell whose source is not text was skipped"),
     "syntax_error": bilingual("Sel dengan kesalahan sintaks dilewati",
                               "A cell with a syntax error was skipped"),
-    "duplicate_cell": bilingual("Sel nbgrader terduplikasi (jangan menyalin sel tugas)",
-                                "Duplicated nbgrader cell (do not copy assignment cells)"),
-    "deleted_cell": bilingual("Sel nbgrader terhapus (kembalikan dari notebook asli)",
-                              "Deleted nbgrader cell(s) (restore them from the original notebook)"),
-    "changed_cell": bilingual("Sel uji atau sel terkunci diubah (dicatat sebagai perusakan; kode sel uji "
-                              "tidak pernah dijalankan oleh autograder)",
-                              "A test or locked cell was changed (recorded as tampering; the autograder "
-                              "never runs test-cell code)"),
+    "duplicate_cell": bilingual("Sel nbgrader terduplikasi (jangan menyalin sel tugas); hanya salinan "
+                                "terakhir yang dipakai sebagai sel tugas",
+                                "Duplicated nbgrader cell (do not copy assignment cells); only the last "
+                                "copy is used as the assignment's cell"),
+}
+# What was dropped, and the modules that are not there, summarised once per submission.
+AVAILABLE = bilingual("pustaka standar Python, torch dan numpy", "the Python standard library, torch and numpy")
+# A changed or deleted course cell, by the kind of cell; every text says what it cost.
+KIND_NAMES = {
+    "check": bilingual("sel pemeriksaan cepat", "sanity-check cell"),
+    "test": bilingual("sel penilaian", "grading cell"),
+    "given": bilingual("sel read-only", "read-only cell"),
+    "locked": bilingual("sel read-only", "read-only cell"),
+    "text": bilingual("sel teks read-only", "read-only text cell"),
+    "solution": bilingual("sel jawaban", "answer cell"),
 }
 
 
+def place(origin, line=None):
+    """Where in the submission, e.g. "sel 4, baris 18" / "cell 4, line 18" (plain text)."""
+    origin = str(origin)
+    if origin.startswith("cell "):
+        name = origin[len("cell "):]
+        if not name.isdigit():  # a course cell restored from the source notebook
+            id_, en = f"sel asli `{name}`", f"original cell `{name}`"
+        else:
+            id_, en = f"sel {name}", f"cell {name}"
+    elif origin == "file":
+        id_, en = "berkas", "file"
+    elif origin == "notebook":
+        id_, en = "notebook", "notebook"
+    else:
+        id_, en = origin, origin
+    if line is not None:
+        id_, en = f"{id_}, baris {line}", f"{en}, line {line}"
+    return bilingual(id_, en)
+
+
+def _places(places, limit=8):
+    """"sel 4, baris 3, 7; sel 9, baris 1" — grouped by cell, at most ``limit`` lines."""
+    grouped = {}
+    for origin, line in places[:limit]:
+        grouped.setdefault(str(origin), []).append(line)
+    parts_id, parts_en = [], []
+    for origin, lines in grouped.items():
+        where = place(origin)
+        shown = [str(line) for line in lines if line is not None]
+        parts_id.append(where.id + (f", baris {', '.join(shown)}" if shown else ""))
+        parts_en.append(where.en + (f", line{'s' if len(shown) > 1 else ''} {', '.join(shown)}"
+                                    if shown else ""))
+    more = len(places) - limit
+    if more > 0:
+        parts_id.append(f"dan {more} lainnya")
+        parts_en.append(f"and {more} more")
+    return bilingual("; ".join(parts_id), "; ".join(parts_en))
+
+
 def load_problem(problem):
-    """A loader problem ({"code", "detail"}) as a sentence for the student."""
-    base = LOAD_PROBLEMS.get(problem["code"], bilingual(problem["code"], problem["code"]))
-    detail = problem.get("detail") or ""
-    return base.map(lambda sentence: sentence.rstrip(".") + (f": {detail}" if detail else "."))
+    """A loader problem ({"code", "detail", ...}) as a sentence for the student."""
+    code, detail = problem["code"], problem.get("detail") or ""
+    places = problem.get("places") or []
+    if code == "dropped":
+        where = _places(places)
+        return bilingual(
+            f"Catatan (tidak mengurangi nilai): pernyataan tingkat atas yang bukan definisi tidak "
+            f"dijalankan saat penilaian, hanya impor, fungsi, class dan konstanta: {where.id}.",
+            f"Note (costs nothing): top-level statements that are not definitions are not run when "
+            f"grading, only imports, functions, classes and constants: {where.en}.")
+    if code == "unavailable_module":
+        where = _places(places)
+        modules = ", ".join(f"`{m}`" for m in detail.split(", ") if m)
+        return bilingual(
+            f"Modul {modules} tidak tersedia saat penilaian ({where.id}); yang tersedia hanya "
+            f"{AVAILABLE.id}. Kode yang memakainya tidak dapat berjalan.",
+            f"Module {modules} is not available when grading ({where.en}); only {AVAILABLE.en} "
+            "are. Code that uses it cannot run.")
+    if code in ("changed_cell", "deleted_cell"):
+        return _tampered(code, detail, problem.get("kind", "locked"), problem.get("names") or [])
+    base = LOAD_PROBLEMS.get(code, bilingual(code, code))
+    if places:
+        where = _places(places)
+        detail_id = f"{where.id}: {detail}" if detail else where.id
+        detail_en = f"{where.en}: {detail}" if detail else where.en
+    else:
+        detail_id = detail_en = detail
+    return bilingual(base.id.rstrip(".") + (f": {detail_id}" if detail_id else "."),
+                     base.en.rstrip(".") + (f": {detail_en}" if detail_en else "."))
 
 
-def student_error(error, origin=None):
-    where = "; ".join(error.get("where") or [])
-    place = f" ({where})" if where else (f" ({origin})" if origin else "")
-    kind, message = error.get("type", "Error"), error.get("message", "")
+def _tampered(code, grade_id, kind, names):
+    what = KIND_NAMES.get(kind, KIND_NAMES["locked"])
+    if kind == "solution":  # only ever deleted: a changed answer cell is the student's answer
+        return bilingual(f"{what.id.capitalize()} `{grade_id}` terhapus: bagian itu dinilai dari kode "
+                         "di sel lain, bila ada.",
+                         f"The {what.en} `{grade_id}` was deleted: that part is graded from code in "
+                         "other cells, if any.")
+    if code == "deleted_cell":
+        head = bilingual(f"{what.id.capitalize()} `{grade_id}` terhapus: autograder memakai sel aslinya "
+                         "dari notebook tugas",
+                         f"The {what.en} `{grade_id}` was deleted: the autograder uses the original "
+                         "cell from the assignment notebook")
+    else:
+        head = bilingual(f"Perubahan tidak sah pada {what.id} `{grade_id}`: autograder memakai isi asli "
+                         "sel itu dari notebook tugas, jadi perubahan Anda tidak ikut dinilai",
+                         f"Unauthorised change to the {what.en} `{grade_id}`: the autograder uses the "
+                         "cell's original content from the assignment notebook, so your change is not "
+                         "graded")
+    if names:
+        listed = ", ".join(f"`{n}`" for n in names[:8])
+        cost = bilingual(f"; yang hanya ada di versi Anda tidak didefinisikan saat penilaian: {listed}",
+                         f"; what only your version defined is not defined when grading: {listed}")
+    elif kind == "given" and code == "changed_cell":
+        cost = bilingual("", "")
+    else:
+        cost = bilingual("; ini tidak mengurangi nilai", "; this costs no points")
+    return bilingual(head.id + cost.id + ".", head.en + cost.en + ".")
+
+
+_FRAME = re.compile(r"^(?P<origin>.*?), line (?P<line>\d+)(?:, in (?P<name>.*))?$")
+# A number in a message, not part of a name (l1, ln2, wq keep theirs).
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_NAME_ERROR = re.compile(r"name '(?P<name>\w+)' is not defined")
+UNPRINTABLE = "<unprintable message>"
+
+
+def _frames(where):
+    """The worker's frames ("cell 4, line 18, in forward") as localized plain text; the top
+    level of a cell (``<module>``) and other ``<...>`` names are left out."""
+    shown_id, shown_en, last = [], [], None
+    for frame in where or []:
+        match = _FRAME.match(str(frame))
+        if not match:
+            shown_id.append(str(frame))
+            shown_en.append(str(frame))
+            continue
+        here = place(match["origin"], int(match["line"]))
+        name = match["name"] or ""
+        last = (match["origin"], int(match["line"]))
+        if name and not name.startswith("<"):
+            here = bilingual(f"{here.id}, di `{name}`", f"{here.en}, in `{name}`")
+        shown_id.append(here.id)
+        shown_en.append(here.en)
+    return bilingual("; ".join(shown_id), "; ".join(shown_en)), last
+
+
+def hide_sizes(message):
+    """The message with its numbers replaced by "…" (they may be the hidden sizes)."""
+    return _NUMBER.sub("…", message)
+
+
+def student_error(error, origin=None, hidden=False, loaded=None):
+    """An exception raised by the student's code, as plain text. ``hidden``: the check ran on
+    the hidden sizes, so the numbers in the message are not shown. ``loaded`` (the loader's
+    LoadedCode) names an unfinished helper stub or a name from a module missing when grading."""
+    where, last = _frames(error.get("where"))
+    if not where.id and origin is not None:
+        where = place(origin)
+    kind, message = str(error.get("type", "Error")), str(error.get("message", ""))
+    if message == UNPRINTABLE:
+        message = ""
+    if hidden:
+        message = hide_sizes(message)
+    at = bilingual(f" ({where.id})", f" ({where.en})") if where.id else bilingual("", "")
+    stub = None
+    if loaded is not None and last is not None and kind == "NotImplementedError":
+        stub = loaded.stub_sites.get(f"{last[0]}:{last[1]}")
+    if stub:
+        return bilingual(
+            f"Kode Anda memanggil `{stub}`, yang masih berupa stub tugas (`raise NotImplementedError`)"
+            f"{at.id}: lengkapi fungsi bantu itu, atau jangan memanggilnya.",
+            f"Your code calls `{stub}`, which is still the assignment's stub (`raise "
+            f"NotImplementedError`){at.en}: fill in that helper, or do not call it.")
+    missing = _NAME_ERROR.search(message) if kind == "NameError" and loaded is not None else None
+    if missing and missing["name"] in loaded.unavailable:
+        name, module = missing["name"], loaded.unavailable[missing["name"]]
+        return bilingual(
+            f"`{name}` berasal dari modul `{module}`, yang tidak tersedia saat penilaian{at.id}; "
+            f"pakai {AVAILABLE.id}.",
+            f"`{name}` comes from the module `{module}`, which is not available when grading{at.en}; "
+            f"use {AVAILABLE.en}.")
+    text = f"{kind}: {message}" if message else kind
     if origin is not None:
-        return bilingual(f"Menjalankan definisi di {origin} gagal: {kind}: {message}{place}",
-                         f"Running the definitions in {origin} failed: {kind}: {message}{place}")
-    return bilingual(f"Kode Anda melempar {kind}: {message}{place}",
-                     f"Your code raised {kind}: {message}{place}")
+        return bilingual(f"Menjalankan definisi di {place(origin).id} gagal: {text}{at.id}",
+                         f"Running the definitions in {place(origin).en} failed: {text}{at.en}")
+    return bilingual(f"Kode Anda melempar {text}{at.id}", f"Your code raised {text}{at.en}")
 
 
 def worker_failure(failure):

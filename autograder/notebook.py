@@ -27,6 +27,7 @@ import warnings
 
 from autograder import loader, plan as plans
 from autograder.grading import grade_loaded
+from autograder.report import WORDS
 from autograder.texts import bilingual, clean
 
 # Set by nbgrader in the kernels it starts: "autograde" or "validate".
@@ -45,12 +46,21 @@ def _executed_cells():
     return [cell for cell in shell.user_ns.get("In", []) if cell]
 
 
-def target_report(result, target, lang):
-    """(text, points) for the checks of ``result`` about ``target``: the cell's output."""
+def target_report(result, target, lang, with_problems=None):
+    """(text, points) for the checks of ``result`` about ``target``: the cell's output. The
+    loading problems (tampered cells, missing modules, what was not run) head the output of
+    the first target's cell (``with_problems``: that cell or not; default: the first target
+    of the result)."""
     outcomes = [o for o in result.outcomes if o.check.target == target]
     if not outcomes:
         raise ValueError(f"no checks for {target!r} in assignment {result.assignment!r}")
+    if with_problems is None:
+        with_problems = target == result.outcomes[0].check.target
     lines = []
+    if with_problems and result.problems:
+        lines.append(f"{WORDS[lang]['problems']}:")
+        lines += [f"- {problem[lang]}" for problem in result.problems]
+        lines.append("")
     for outcome in outcomes:
         mark = "✓" if outcome.passed else "✗"
         line = f"{mark} [{outcome.score:g}/{outcome.check.points:g}] {outcome.check.title[lang]}"
@@ -73,9 +83,7 @@ def grade_target(assignment, target, course_path=None, lang=None):
     if os.environ.get(NBGRADER_EXECUTION) == "autograde":
         print(GRADED_LATER[plan.language])
         return 0.0
-    loaded = loader.LoadedCode()
-    for number, source in enumerate(_executed_cells(), 1):
-        loader.add_definitions(source, f"In [{number}]", loaded)
+    loaded = loader.load_history(_executed_cells(), plan.source_notebook)
     # Key on what gets graded (the definitions), not on every executed cell: each hidden
     # cell adds itself to ``In``, so a key over all cells would never hit the cache.
     key = hashlib.sha256(json.dumps(

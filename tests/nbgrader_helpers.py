@@ -87,6 +87,41 @@ def registry_points(assignment):
     return points
 
 
+def released_notebook(assignment, answers=True):
+    """The source notebook as nbgrader releases it, without running nbgrader: hidden tests cut
+    out, and each solution region replaced by ``raise NotImplementedError()`` (``answers=False``:
+    the untouched stubs) or by the reference code in it (``answers=True``: a correct submission)."""
+    nb = read_notebook(source_notebook(assignment))
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.outputs, cell.execution_count = [], None
+        if is_hidden_test(cell):
+            cell.source = _cut(cell.source, "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS", None)
+        elif is_solution(cell):
+            cell.source = _cut(cell.source, *SOLUTION_MARKERS,
+                               None if answers else "raise NotImplementedError()", keep=answers)
+    return nb
+
+
+def _cut(source, begin, end, stub, keep=False):
+    out, inside = [], False
+    for line in source.split("\n"):
+        if line.strip() == begin:
+            inside = True
+            if stub:
+                out.append(line.replace(begin, stub))
+        elif line.strip() == end:
+            inside = False
+        elif keep or not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def cell_by_id(nb, grade_id):
+    return next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == grade_id)
+
+
 # -- comparing code with the reference solution ---------------------------------------------------
 def strip_solution_markers(code):
     return "\n".join(line for line in code.split("\n") if line.strip() not in SOLUTION_MARKERS)

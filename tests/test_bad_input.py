@@ -13,6 +13,7 @@ import solutions.attention
 from autograder import plan as plans
 from autograder.grading import grade
 from autograder.loader import Submission
+from nbgrader_helpers import cell_by_id, released_notebook
 
 REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()
 
@@ -48,15 +49,6 @@ def make_inputs(folder):
     v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [
         {"cell_type": "code", "input": REFERENCE, "language": "python", "outputs": [], "metadata": {}}]}]}
     (folder / "nbformat_v3.ipynb").write_text(json.dumps(v3))
-    duplicated = nbgrader_notebook()
-    duplicated.cells.append(nbformat.from_dict(json.loads(json.dumps(duplicated.cells[2]))))
-    write(folder / "duplicated_cell.ipynb", duplicated)
-    deleted = nbgrader_notebook()
-    del deleted.cells[2]
-    write(folder / "deleted_cell.ipynb", deleted)
-    changed = nbgrader_notebook()
-    changed.cells[2].source = "pass  # the student emptied the test"
-    write(folder / "changed_test_cell.ipynb", changed)
     (folder / "non_utf8.py").write_bytes(("# komentar: caf\xe9\n" + REFERENCE).encode("latin-1"))
     huge = nbgrader_notebook()
     huge.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 30_000_000)]
@@ -71,7 +63,66 @@ def make_inputs(folder):
     (folder / "wrong_dtype.py").write_text(REFERENCE.replace(
         "        return self.wo(z), weights", "        return self.wo(z).half(), weights.half()"))
     (folder / "correct.py").write_text(REFERENCE)
+    (folder / "einops_import.py").write_text(REFERENCE.replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nfrom einops import rearrange\n").replace(
+        "        z = z.transpose(1, 2).contiguous().view(b, tq, d)",
+        "        z = rearrange(z, 'b h t d -> b t (h d)')"))
+    (folder / "hardcoded_dk.py").write_text(REFERENCE.replace(
+        "x.view(b, t, self.num_heads, self.d_k)", "x.view(b, t, self.num_heads, 4)"))
+    (folder / "helper_stub_called.py").write_text(REFERENCE.replace(
+        '        b, t, _ = x.shape\n        return x.view(b, t, self.num_heads, self.d_k).transpose(1, 2)',
+        "        raise NotImplementedError()"))
+    make_tampered(folder)
     return sorted(folder.iterdir())
+
+
+def make_tampered(folder):
+    """Release notebooks of the attention assignment with the reference answers, tampered with."""
+    write(folder / "clean_release.ipynb", released_notebook("attention"))
+    nb = released_notebook("attention")
+    nb.cells.remove(cell_by_id(nb, "test_MultiHeadAttention"))
+    write(folder / "deleted_hidden_cell.ipynb", nb)
+    nb = released_notebook("attention")
+    nb.cells.remove(cell_by_id(nb, "imports"))
+    write(folder / "deleted_imports_cell.ipynb", nb)
+    nb = released_notebook("attention")
+    cell_by_id(nb, "check_MultiHeadAttention").source = "print('all good')"
+    write(folder / "changed_check_cell.ipynb", nb)
+    nb = released_notebook("attention")  # without the restore, sdpa would miss math
+    cell_by_id(nb, "imports").source = "import torch\nimport torch.nn as nn\n\n\ndef mine():\n    return 1\n"
+    write(folder / "changed_imports_cell.ipynb", nb)
+    nb = released_notebook("attention")
+    nb.cells.insert(3, nbformat.from_dict(json.loads(json.dumps(cell_by_id(nb, "check_causal_mask")))))
+    write(folder / "duplicated_cell.ipynb", nb)
+    nb = released_notebook("attention", answers=True)  # head split written inline, helper untouched
+    cell = cell_by_id(nb, "solution_MultiHeadAttention")
+    cell.source = INLINE_SPLIT
+    write(folder / "inline_split_heads.ipynb", nb)
+
+
+# A student who splits the heads inline and leaves the optional helper's stub as released.
+INLINE_SPLIT = '''\
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.h, self.dk = num_heads, d_model // num_heads
+        self.wq, self.wk = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.wv, self.wo = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def _split_heads(self, x):
+        """(B, T, D) -> (B, H, T, d_k)"""
+        raise NotImplementedError()
+
+    def forward(self, q, k, v, mask=None):
+        b, tq, d = q.shape
+        q = self.wq(q).view(b, tq, self.h, self.dk).transpose(1, 2)
+        k = self.wk(k).view(b, k.shape[1], self.h, self.dk).transpose(1, 2)
+        v = self.wv(v).view(b, v.shape[1], self.h, self.dk).transpose(1, 2)
+        z, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.wo(z.transpose(1, 2).reshape(b, tq, d)), weights
+'''
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +158,31 @@ def test_nbformat_v3_is_graded(graded):
     assert graded["nbformat_v3"].score == graded["nbformat_v3"].max_score
 
 
-@pytest.mark.parametrize("name, words", [
-    ("duplicated_cell", "Duplicated nbgrader cell (do not copy assignment cells): test_mha"),
-    ("changed_test_cell", "test or locked cell was changed"),
+def test_a_clean_release_has_no_loading_problem(graded):
+    result = graded["clean_release"]
+    assert result.score == result.max_score and result.problems == ()
+
+
+@pytest.mark.parametrize("name, cell, words", [
+    ("deleted_hidden_cell", "test_MultiHeadAttention", "was deleted: the autograder uses the original"),
+    ("deleted_imports_cell", "imports", "was deleted: the autograder uses the original"),
+    ("changed_check_cell", "check_MultiHeadAttention", "Unauthorised change"),
+    ("changed_imports_cell", "imports", "Unauthorised change"),
+    ("duplicated_cell", "check_causal_mask", "Duplicated nbgrader cell"),
 ])
-def test_tampering_is_reported_and_test_code_never_runs(graded, name, words):
+def test_tampered_cells_are_restored_reported_and_cost_what_they_say(graded, name, cell, words):
+    """Read-only cells come from the source notebook (as nbgrader restores them), so tampering
+    changes no points; the student reads what happened, in plain words."""
     result = graded[name]
-    assert words in problems(result)
-    assert result.score == result.max_score  # the student's own code is still graded
+    assert result.score == result.max_score, problems(result)
+    [problem] = [p for p in result.problems if cell in p["en"]]
+    assert words in problem["en"]
+    if name.startswith("changed"):
+        assert "Perubahan tidak sah" in problem["id"] and "perusakan" not in problem["id"].lower()
+    if name == "changed_imports_cell":
+        assert "`mine`" in problem["en"]  # what the edit defined is not there when grading
+    if name in ("deleted_hidden_cell", "changed_check_cell", "deleted_imports_cell"):
+        assert "this costs no points" in problem["en"] and "tidak mengurangi nilai" in problem["id"]
 
 
 def test_deleted_cells_are_reported_against_the_source_notebook(tmp_path):
@@ -122,9 +190,52 @@ def test_deleted_cells_are_reported_against_the_source_notebook(tmp_path):
     submitted = nbgrader_notebook()
     del submitted.cells[2]
     path = write(tmp_path / "ani.ipynb", submitted)
-    plan = dataclasses.replace(plans.load("attention"), grade_ids=plans._grade_ids(source))
+    plan = dataclasses.replace(plans.load("attention"), grade_ids=plans._grade_ids(source),
+                               source_notebook=source)
     result = grade(Submission("ani", "attention", path), plan)
-    assert "Deleted nbgrader cell(s)" in problems(result) and "test_mha" in problems(result)
+    assert "grading cell `test_mha` was deleted" in problems(result)
+    assert result.score == result.max_score
+
+
+def test_an_untouched_optional_helper_stub_costs_nothing(graded):
+    result = graded["inline_split_heads"]
+    assert result.score == result.max_score, problems(result) + str(result.failed_ids)
+    assert result.problems == ()
+
+
+def test_a_call_into_an_unfinished_helper_names_the_helper(graded):
+    result = graded["helper_stub_called"]
+    message = outcome(result, "mha.shape").message
+    assert "`MultiHeadAttention._split_heads`" in message["en"] and "stub" in message["en"]
+    assert "`MultiHeadAttention._split_heads`" in message["id"]
+    assert outcome(result, "mha.present").status == "passed"  # the class itself is no stub
+
+
+def test_a_missing_library_is_one_loading_problem_naming_it(graded):
+    result = graded["einops_import"]
+    assert len(result.problems) == 1, problems(result)
+    assert "`einops`" in result.problems[0]["en"] and "not available when grading" in result.problems[0]["en"]
+    message = outcome(result, "mha.shape").message["en"]
+    assert "`rearrange` comes from the module `einops`" in message
+    assert outcome(result, "sdpa.numeric").status == "passed"
+
+
+def test_errors_on_hidden_sizes_do_not_show_them(graded):
+    """d_k hard-coded to the chapter's 4: on the hidden sizes .view() fails with a message
+    full of those sizes; the student sees the exception type and where, not the numbers."""
+    result = graded["hardcoded_dk"]
+    hidden = outcome(result, "mha.hidden_config")
+    assert hidden.status == "failed"
+    for lang in ("id", "en"):
+        text = hidden.message[lang]
+        assert "RuntimeError" in text and "…" in text, text
+        numbers = {int(n) for n in __import__("re").findall(r"(?<![\w.])\d+(?![\w.])",
+                                                               text.split("(")[0])}
+        sizes = plans.load("attention").hidden
+        assert not numbers & {sizes.d_model, sizes.batch, sizes.length, sizes.decoder_length,
+                              sizes.d_model // sizes.num_heads}, text
+    assert "baris" in hidden.message["id"] and "line" in hidden.message["en"]
+    assert "&lt;" not in hidden.message["en"] and "<module>" not in hidden.message["en"]
 
 
 def test_non_utf8_and_huge_outputs_still_grade(graded):
