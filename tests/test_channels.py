@@ -290,3 +290,51 @@ def test_ci_workflow_passes_actionlint():
     bad = broken.read_text().replace("runs-on: ubuntu-latest", "runs-on: ubuntu-latest\n    timeout-minute: 5")
     done = subprocess.run([actionlint, "-no-color", "-"], input=bad, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "timeout-minute" in done.stdout  # it does read the file
+
+
+# -- nbgrader's configuration hook -------------------------------------------------------------
+def test_nbgrader_stops_on_a_broken_course_file_before_any_notebook(tmp_path, monkeypatch, capsys):
+    from traitlets.config import Config
+
+    from autograder.channels import nbgrader as hook
+
+    monkeypatch.setenv("AUTOGRADER_COURSE", "")  # unset for locate(); restored after the test
+    (tmp_path / "course.toml").write_text('[assignments.attention]\n[tolerance.float32]\nrtol = 1\n')
+    root = tmp_path / "assignments"
+    root.mkdir()
+    with pytest.raises(SystemExit) as stop:
+        hook.configure(Config(), str(root), argv=["nbgrader", "autograde", "attention"])
+    assert stop.value.code == 2
+    assert "did you mean [tolerances]?" in capsys.readouterr().err
+    (tmp_path / "course.toml").write_text('[assignments.attention.points]\n"mha.nope" = 1\n')
+    with pytest.raises(SystemExit):  # under autograde the points are checked too
+        hook.configure(Config(), str(root), argv=["nbgrader", "autograde", "attention"])
+    assert "mha.nope" in capsys.readouterr().err
+    (tmp_path / "course.toml").write_text('[assignments.attention]\n')
+    c = Config()
+    hook.configure(c, str(root), argv=["nbgrader", "export"])
+    assert c.SandboxedGrades.course_file == str(tmp_path / "course.toml")
+    assert os.environ["AUTOGRADER_COURSE"] == str(tmp_path / "course.toml")  # for the kernels
+
+
+def test_nbgrader_log_keeps_real_checksum_warnings_and_summarises_expected_ones():
+    import logging
+
+    from autograder.channels import nbgrader as hook
+
+    hidden = hook.hidden_test_cells(ROOT / "assignments" / "source")
+    assert "test_MultiHeadAttention" in hidden and not any(h.startswith("check_") for h in hidden)
+    log = logging.getLogger("test-nbgrader-log")
+    log.propagate = False
+    seen = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    log.addHandler(handler)
+    log.addFilter(hook.ExpectedChecksums(hidden))
+    for cell in ("test_MultiHeadAttention", "test_causal_mask", "check_causal_mask"):
+        log.warning("Attribute 'checksum' for cell %s has changed! (should be: a, got: b)", cell)
+    log.warning("Attribute 'points' for cell test_causal_mask has changed! (should be: 3, got: 2)")
+    assert [(r.levelname, r.getMessage().split(" (")[0]) for r in seen] == [
+        ("INFO", "nbgrader's checksum warnings for hidden-test cells are expected"),
+        ("WARNING", "Attribute 'checksum' for cell check_causal_mask has changed!"),  # tampering
+        ("WARNING", "Attribute 'points' for cell test_causal_mask has changed!")]
