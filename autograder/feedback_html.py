@@ -204,27 +204,30 @@ def picture_html(picture, lang, salt="0"):
 
 
 # -- nbgrader's hidden cells -------------------------------------------------------------------------
-def hidden_cell_html(result, target, lang):
+def hidden_cell_html(result, target, lang, shown=""):
     """HTML for the hidden cell that grades ``target`` (nbgrader's feedback shows it): the
-    loading problems (in the first target's cell only), the diagnosis, the checks with the
-    hints of the failed ones, and the pictures. Returns None when the target has no checks."""
+    loading problems (in the first target's cell only, unless ``shown``, the cell's text output,
+    already has them), the diagnosis, the checks with the hints of the failed ones, and the
+    pictures. None when the target has no checks."""
     outcomes = [o for o in result.outcomes if o.check.target == target]
     if not outcomes:
         return None
     first = next(iter(_by_target(result.outcomes)))
-    body = problems_html(result, lang) if target == first else []
+    body = []
+    if target == first and not all(clean(p[lang]) in shown for p in result.problems):
+        body = problems_html(result, lang)
     body += target_html(result, target, outcomes, lang)
     return f'<div class="autograder-feedback"><style>{_SCOPED}</style>' + "\n".join(body) + "</div>"
 
 
-def hidden_cell_output(result, target, lang):
-    """The same as an nbformat ``display_data`` output (``text/html``), or None."""
+def hidden_cell_output(result, target, lang, shown=""):
+    """The same as a list of nbformat outputs: one ``display_data`` (``text/html``), or none."""
     import nbformat
 
-    markup = hidden_cell_html(result, target, lang)
+    markup = hidden_cell_html(result, target, lang, shown)
     if markup is None:
-        return None
-    return nbformat.v4.new_output("display_data", data={"text/html": markup})
+        return []
+    return [nbformat.v4.new_output("display_data", data={"text/html": markup})]
 
 
 def _scoped(style, scope=".autograder-feedback"):

@@ -208,12 +208,15 @@ def test_hidden_cell_output_shows_hints_problems_and_pictures(correct_attention)
     result = StudentResult("ani", "attention", None, outcomes=tuple(outcomes),
                            problems=(bilingual("Sel 3: SyntaxError", "Cell 3: SyntaxError"),),
                            pictures=drawn)
-    first = feedback_html.hidden_cell_output(result, "scaled_dot_product_attention", "id")
-    mha = feedback_html.hidden_cell_output(result, "MultiHeadAttention", "id")
+    [first] = feedback_html.hidden_cell_output(result, "scaled_dot_product_attention", "id")
+    [mha] = feedback_html.hidden_cell_output(result, "MultiHeadAttention", "id")
     assert first["output_type"] == "display_data"
     assert "Sel 3: SyntaxError" in first["data"]["text/html"]  # the problems: first cell only
     assert "SyntaxError" not in mha["data"]["text/html"]
     text = mha["data"]["text/html"]
     assert "Petunjuk" in text and plan.checks[-1].hint["id"].split("`")[0][:20] in text
     assert "<svg" in text and "<script" not in text
-    assert feedback_html.hidden_cell_output(result, "positional_encoding", "id") is None
+    assert feedback_html.hidden_cell_output(result, "positional_encoding", "id") == []
+    [again] = feedback_html.hidden_cell_output(result, "scaled_dot_product_attention", "id",
+                                               shown="Sel 3: SyntaxError")
+    assert "SyntaxError" not in again["data"]["text/html"]  # the cell's text shows it already
