@@ -15,6 +15,7 @@ import solutions.attention
 from autograder import config
 from autograder.grading import grade
 from conftest import course_with
+from autograder import plan as plans
 from autograder.loader import Submission
 from autograder.sandbox.process import shared_zygote
 
@@ -22,36 +23,76 @@ HOSTILE = sorted((Path(__file__).parent / "hostile").glob("*.py"))
 FORGED_NAMES = ("results.json", "gradebook.csv", "summary.json", "FORGED_BY_STUDENT")
 LISTENING_PORT = 47321
 CHECK_TIMEOUT, SUBMISSION_TIMEOUT = 2, 20
+HANG = SUBMISSION_TIMEOUT + 60  # a submission still being graded after this hangs the grader
+UID_FIRST, UID_BLOCK = 61000, 64
+SLEEPER_NAME = "hostile-sleeper"  # what escape_processes.py names the process it hides
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    return course_with(tmp_path_factory.mktemp("course"), check_timeout=CHECK_TIMEOUT,
-                       submission_timeout=SUBMISSION_TIMEOUT, startup_timeout=10, max_restarts=2)
-
-
-def places_a_forger_would_write():
-    here = Path.cwd()
-    return {here, here.parent, here.parent.parent, Path("/tmp"), Path.home(), Path(__file__).parent,
-            Path(__file__).parent / "hostile", Path(config.DEFAULT_PATH).parent}
-
-
-def sandbox_processes():
-    first = shared_zygote().uid_base
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            uid = int(next(l for l in status.read_text().splitlines() if l.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
-            continue
-        if first <= uid < first + 64:
-            found.append(status.parent.name)
-    return found
+    return plans.resolve(course_with(tmp_path_factory.mktemp("course"), request_timeout=CHECK_TIMEOUT,
+                                     submission_timeout=SUBMISSION_TIMEOUT, startup_timeout=10,
+                                     max_restarts=2), "attention")
 
 
 @pytest.fixture(scope="module")
-def batch(course, tmp_path_factory):
-    """Grade every hostile file, then the reference, in one process (one zygote)."""
+def decoys():
+    """What a machine may hold outside the kit and /tmp: a world-readable copy of the
+    reference (a second checkout, an instructor's nbgrader source/) under /opt, and a
+    world-writable (1777) folder under /srv, both at random paths."""
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="autograder-decoy-", dir="/opt"))
+    drop = Path(tempfile.mkdtemp(prefix="autograder-drop-", dir="/srv"))
+    try:
+        shutil.copytree(Path(solutions.attention.__file__).parent, copy / "solutions",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for path in [copy, *copy.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        drop.chmod(0o1777)
+        yield {"copy": copy, "drop": drop}
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(drop, ignore_errors=True)
+
+
+def places_a_forger_would_write(decoys=None):
+    here = Path.cwd()
+    places = {here, here.parent, here.parent.parent, Path("/tmp"), Path.home(), Path(__file__).parent,
+              Path(__file__).parent / "hostile", Path(config.DEFAULT_PATH).parent,
+              Path("/var/tmp"), Path("/run/lock"), Path("/dev/shm"), Path("/srv"), Path("/opt")}
+    return places | ({decoys["copy"], decoys["drop"]} if decoys else set())
+
+
+def processes_by_uid():
+    """{pid: (uid, comm, start time in clock ticks)} of every process on the machine."""
+    found = {}
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            lines = status.read_text().splitlines()
+            uid = int(next(l for l in lines if l.startswith("Uid:")).split()[1])
+            comm = next(l for l in lines if l.startswith("Name:")).split(maxsplit=1)[1]
+            stat = (status.parent / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            started = int(fields[19])
+        except (OSError, StopIteration, ValueError, IndexError):
+            continue
+        if fields[0] not in "ZX":  # a zombie has ended; only its parent's wait() is missing
+            found[int(status.parent.name)] = (uid, comm, started)
+    return found
+
+
+def sandbox_processes(first=None):
+    first = shared_zygote().uid_base if first is None else first
+    return sorted(pid for pid, (uid, _, _) in processes_by_uid().items()
+                  if first <= uid < first + UID_BLOCK)
+
+
+@pytest.fixture(scope="module")
+def batch(course, decoys, tmp_path_factory):
+    """Grade every hostile file, then the reference, in one process (one zygote). Each one
+    in a thread: a grader that hangs is a failure of that submission, not of the suite."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", LISTENING_PORT))
@@ -69,26 +110,32 @@ def batch(course, tmp_path_factory):
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    before = {p: set(os.listdir(p)) for p in places_a_forger_would_write() if p.is_dir()}
-    results, times = {}, {}
+    before = {p: set(os.listdir(p)) for p in places_a_forger_would_write(decoys) if p.is_dir()}
+    results, times, hung = {}, {}, []
     submissions = [(path.stem, path) for path in HOSTILE]
     correct = tmp_path_factory.mktemp("correct") / "correct.py"
     correct.write_text(Path(inspect.getfile(solutions.attention)).read_text())
     submissions.append(("correct", correct))
     for name, path in submissions:
         started = time.monotonic()
-        results[name] = grade(Submission(name, "attention", path), course)
+        grading = threading.Thread(target=lambda: results.__setitem__(
+            name, grade(Submission(name, "attention", path), course)), daemon=True)
+        grading.start()
+        grading.join(HANG)
+        if grading.is_alive():
+            hung.append(name)
         times[name] = time.monotonic() - started
     stop.set()
     thread.join()
     listener.close()
     after = {p: set(os.listdir(p)) for p in before}
-    return {"results": results, "times": times, "contacts": contacts,
+    return {"results": results, "times": times, "contacts": contacts, "hung": hung,
             "new_files": {p: after[p] - before[p] for p in before}}
 
 
 @pytest.mark.parametrize("name", [p.stem for p in HOSTILE])
 def test_no_undeserved_points_and_no_hang(batch, name):
+    assert name not in batch["hung"], f"grading {name} still had not finished after {HANG} s"
     result = batch["results"][name]
     earned = [o.check.id for o in result.outcomes if o.score > 0 and not o.check.id.endswith(".present")]
     assert earned == [], f"{name} earned points on {earned}"
@@ -102,11 +149,20 @@ def test_the_correct_submission_in_the_same_batch_gets_full_marks(batch):
                                              if o.status != "passed"]
 
 
-def test_the_reference_was_never_reached(batch):
-    # steal_reference hands in the reference's answers if it can import or find it.
-    result = batch["results"]["steal_reference"]
+@pytest.mark.parametrize("name", ["steal_reference", "escape_filesystem"])
+def test_the_reference_was_never_reached(batch, name):
+    # steal_reference hands in the reference's answers if it can import or find the kit's;
+    # escape_filesystem if it finds the world-readable copy the decoys fixture put in /opt.
+    result = batch["results"][name]
     assert [o.check.id for o in result.outcomes if o.status == "passed"] == ["sdpa.present", "causal.present",
                                                                              "mha.present"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and a separate uid need root")
+def test_world_writable_host_folders_stay_empty(batch, decoys):
+    # escape_filesystem writes into every folder it can find; the 1777 folder must stay empty.
+    assert sorted(os.listdir(decoys["drop"])) == []
+    assert sorted(os.listdir(decoys["copy"])) == ["solutions"]
 
 
 def test_nothing_was_written_outside_the_sandbox(batch):
@@ -120,10 +176,89 @@ def test_no_connection_reached_the_host(batch):
 
 
 def test_no_process_outlives_its_worker(batch):
+    # fork_bomb and escape_processes (setsid, double fork, SIGTERM ignored, its own CPU
+    # limit raised, os._exit replaced) leave processes behind if they can.
     deadline = time.monotonic() + 5
     while sandbox_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert sandbox_processes() == []
+    left = processes_by_uid()
+    assert [left.get(pid) for pid in sandbox_processes()] == []
+
+
+def _zygote_and_uid_block(grader_pid):
+    """The zygote a grader process started, and the uid block of its workers (from the uid
+    of any process below the zygote)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            parents[int(stat.parent.name)] = int(text[text.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    uids = processes_by_uid()
+    for zygote in [pid for pid, parent in parents.items() if parent == grader_pid]:
+        below, todo = set(), [zygote]
+        while todo:
+            pid = todo.pop()
+            children = [child for child, parent in parents.items() if parent == pid and child not in below]
+            below.update(children)
+            todo.extend(children)
+        for pid in below:
+            uid = uids.get(pid, (0,))[0]
+            if uid >= UID_FIRST:
+                return zygote, uid - (uid - UID_FIRST) % UID_BLOCK
+    return None, None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and a separate uid need root")
+def test_killing_the_grader_kills_its_sandbox(tmp_path):
+    """`kill -9` of a grader whose worker hid a sleeper (setsid, double fork, SIGTERM
+    ignored): within seconds no process of its uid block is left, and its zygote is gone."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+
+    folder = tmp_path / "submitted" / "mallory" / "attention"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(__file__).parent / "hostile" / "escape_processes.py", folder / "attention.py")
+    grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"),
+                               "-a", "attention", "-o", str(tmp_path / "reports")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    zygote = block = None
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and grader.poll() is None:
+            if block is None:
+                zygote, block = _zygote_and_uid_block(grader.pid)
+            elif any(comm == SLEEPER_NAME and block <= uid < block + UID_BLOCK
+                     for uid, comm, _ in processes_by_uid().values()):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the worker never hid its sleeper (grader exit code {grader.poll()})")
+        before = {pid for pid, (uid, _, _) in processes_by_uid().items() if block <= uid < block + UID_BLOCK}
+        assert len(before) >= 2  # the worker and the sleeper at least
+    finally:
+        grader.send_signal(signal.SIGKILL)
+        grader.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = {pid: p for pid, p in processes_by_uid().items()
+                if pid in before and block <= p[0] < block + UID_BLOCK and _running(pid)}
+        if not left and not _running(zygote):
+            break
+        time.sleep(0.2)
+    assert left == {}, f"still running after the grader was killed: {left}"
+    assert not _running(zygote), "the zygote outlived its grader"
+
+
+def _running(pid):
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] not in "ZX"  # a zombie has ended
 
 
 def test_failures_are_explained(batch):

@@ -90,10 +90,21 @@ def test_neither_reference_nor_grader_is_importable(session):
     assert session.call("try_import", "torch") == "imported"
 
 
-def test_swapped_reference_sublayer_runs_in_the_grader(session):
-    t = torch.randn(1, 3, 8)
-    out = session.call("uses_reference", t, proxies=["MultiHeadAttention"])
-    assert out.shape == (1, 3, 8)
+def test_no_reference_sublayer_is_ever_provided(session):
+    """Nothing is swapped into the student's code: a name it does not define stays undefined
+    (the grader never builds or runs a reference part on the worker's behalf)."""
+    with pytest.raises(StudentError) as error:
+        session.call("uses_reference", torch.randn(1, 3, 8))
+    assert error.value.type == "NameError"
+
+
+def test_a_recorded_call_returns_each_sublayer_call(session):
+    obj = session.new("Echo", 4)
+    x = torch.randn(2, 4)
+    result, records, _ = session.call_recording(obj, [x], record={"modules": ["lin", "nope"]})
+    assert [r["names"] for r in records] == [("lin",)]
+    assert torch.equal(records[0]["args"][0], x) and torch.equal(records[0]["output"], result)
+    assert torch.equal(session.call(obj, x), result)  # the module is as it was
 
 
 def test_weights_copied_by_attribute_path(session):
@@ -133,3 +144,261 @@ def test_hanging_import_is_a_load_failure_without_retries():
         assert time.monotonic() - started < 1
     finally:
         s.close()
+
+
+# -- the attacker's review: file system, /proc, processes, limits, pipes, frames ----------------
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from autograder.sandbox import wire  # noqa: E402
+from autograder.sandbox.process import shared_zygote  # noqa: E402
+
+HOSTILE = Path(__file__).parent / "hostile"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and a separate uid need root")
+
+PROBES = r'''
+import ctypes, importlib, os, resource, sys
+
+def attempt(action, *args):
+    try:
+        return ["ok", action(*args)]
+    except Exception as error:
+        return ["blocked", type(error).__name__]
+
+def import_from(folder, name):
+    sys.path.insert(0, folder)
+    try:
+        return attempt(lambda: importlib.import_module(name).__file__)
+    finally:
+        sys.path.remove(folder)
+
+def read(path):
+    return attempt(lambda: open(path).read()[:100])
+
+def write(path):
+    def go():
+        with open(path, "w") as handle:
+            handle.write("I was here")
+    return attempt(go)
+
+def listdir(path):
+    return attempt(lambda: sorted(os.listdir(path)))
+
+def cmdlines():
+    found = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                found[pid] = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+            except OSError:
+                pass
+    return found
+
+def limits():
+    names = ("RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_NPROC")
+    found = {name: list(resource.getrlimit(getattr(resource, name))) for name in names}
+    signal = ctypes.c_int(-1)
+    ctypes.CDLL(None).prctl(2, ctypes.byref(signal), 0, 0, 0)  # PR_GET_PDEATHSIG
+    found["pdeathsig"] = signal.value
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        found["raised"] = True
+    except (ValueError, OSError):
+        found["raised"] = False
+    return found
+'''
+
+
+@pytest.fixture
+def probes():
+    s = Session([{"code": PROBES, "origin": "cell 1"}], [], solutions, request_timeout=10, max_restarts=1)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def decoys():
+    """A world-readable copy of the reference under /opt and a world-writable (1777) folder
+    under /srv, at random paths, as another checkout or a class folder could be."""
+    copy = Path(tempfile.mkdtemp(prefix="autograder-decoy-", dir="/opt"))
+    drop = Path(tempfile.mkdtemp(prefix="autograder-drop-", dir="/srv"))
+    try:
+        shutil.copytree(Path(solutions.__file__).parent, copy / "solutions",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        for path in [copy, *copy.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        drop.chmod(0o1777)
+        yield copy, drop
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(drop, ignore_errors=True)
+
+
+@needs_root
+def test_the_file_system_is_an_allow_list(probes, decoys):
+    copy, drop = decoys
+    assert probes.call("import_from", str(copy), "solutions")[0] == "blocked"
+    assert probes.call("read", str(copy / "solutions" / "attention.py"))[0] == "blocked"
+    assert probes.call("listdir", "/opt")[0] == "blocked"
+    for folder in (drop, Path("/var/tmp"), Path("/run/lock"), Path("/var/lock"), Path("/srv")):
+        assert probes.call("write", str(folder / "FORGED_BY_STUDENT"))[0] == "blocked", folder
+    assert os.listdir(drop) == []
+    for path in ("/run/lock", "/var/tmp", "/dev/shm", "/srv"):
+        assert not Path(path, "FORGED_BY_STUDENT").exists()
+    # What is there: the Python install (read-only), its scratch folder, no host folder.
+    root = probes.call("listdir", "/")
+    assert root[0] == "ok" and not {"opt", "srv", "var", "home", "mnt", "run", "boot"} & set(root[1])
+    assert probes.call("write", os.__file__ + ".forged")[0] == "blocked"
+    assert probes.call("write", "/tmp/sandbox/scratch.txt")[0] == "ok"
+    kit = str(Path(solutions.__file__).parent.parent)
+    assert probes.call("import_from", kit, "solutions")[0] == "blocked"
+    # What lies inside an allowed folder but is not needed (the base interpreter's own
+    # site-packages, a copy of the kit installed next to torch) is covered: empty.
+    from autograder.sandbox.launch import python_secrets
+    for folder in python_secrets():
+        assert probes.call("listdir", folder) in (["ok", []], ["blocked", "FileNotFoundError"]), folder
+
+
+@needs_root
+def test_proc_is_the_workers_own(probes):
+    seen = probes.call("cmdlines")
+    assert "zygote.py" in seen["1"]  # PID 1 is the worker itself, not the host's init
+    ours = Path("/proc/self/cmdline").read_bytes().decode(errors="replace")
+    assert ours not in seen.values() and not any("pytest" in line for line in seen.values())
+    assert len(seen) <= 3  # the worker (and nothing of the host)
+
+
+@needs_root
+def test_limits_are_hard_and_the_death_signal_survives_the_uid_change(probes):
+    found = probes.call("limits")
+    cpu_soft, cpu_hard = found["RLIMIT_CPU"]
+    assert cpu_soft < cpu_hard <= cpu_soft + 5  # SIGXCPU first, then SIGKILL
+    for name in ("RLIMIT_AS", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_NPROC"):
+        assert found[name][0] == found[name][1], name
+    assert found["raised"] is False
+    assert found["pdeathsig"] == signal.SIGKILL
+
+
+def _slot_processes(slot=0):
+    uid = shared_zygote().uid_base + slot
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            lines = status.read_text().splitlines()
+            line = next(l for l in lines if l.startswith("Uid:"))
+            state = next(l for l in lines if l.startswith("State:")).split()[1]
+        except (OSError, StopIteration, IndexError):
+            continue
+        if int(line.split()[1]) == uid and state not in "ZX":  # a zombie has ended
+            found.append(int(status.parent.name))
+    return found
+
+
+@needs_root
+def test_no_process_outlives_a_closed_worker():
+    """escape_processes: setsid + double-forked sleeper ignoring SIGTERM, own session, CPU
+    limit raised, os._exit replaced."""
+    s = Session([{"code": (HOSTILE / "escape_processes.py").read_text(), "origin": "cell 1"}],
+                ["scaled_dot_product_attention"], solutions, request_timeout=2, max_restarts=1)
+    try:
+        with pytest.raises(WorkerFailure):
+            s.call("scaled_dot_product_attention", torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 2))
+    finally:
+        s.close()
+    deadline = time.monotonic() + 5
+    while _slot_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _slot_processes() == []
+
+
+def test_a_reply_nested_100000_deep_is_the_students_fault():
+    s = Session([{"code": (HOSTILE / "deep_reply.py").read_text(), "origin": "cell 1"}],
+                ["scaled_dot_product_attention", "causal_mask"], solutions, request_timeout=5)
+    try:
+        q = torch.zeros(1, 2, 2)
+        with pytest.raises(WorkerFailure) as failure:
+            s.call("scaled_dot_product_attention", q, q, q)
+        assert failure.value.kind == "bad_reply" and "nested deeper" in failure.value.detail
+        with pytest.raises(WorkerFailure) as failure:
+            s.call("causal_mask", 3)
+        assert failure.value.kind == "bad_reply" and "not valid JSON" in failure.value.detail
+    finally:
+        s.close()
+
+
+def test_frames_are_bounded():
+    for payload, detail in ((b"[" * 100_000 + b"]" * 100_000, "nested deeper"),
+                            (b"[" * 65 + b"]" * 65, "nested deeper"),
+                            (b"[" + b"0," * 1_000_001 + b"0]", "more than"),
+                            (b"1" * 5000, "not valid JSON"), (b"\xff", "not valid JSON")):
+        with pytest.raises(wire.WireError, match=detail):
+            wire.decode_frame(payload)
+    assert wire.decode_frame(b'{"ok": [[1, {"a": [2]}]]}') == {"ok": [[1, {"a": [2]}]]}
+
+
+def _in_a_thread(action, limit=30):
+    """Run ``action``; returns (what it raised, seconds), or fails if it is still blocked."""
+    outcome = {}
+
+    def run():
+        try:
+            action()
+        except BaseException as error:  # noqa: BLE001 - reported to the test
+            outcome["error"] = error
+
+    started = time.monotonic()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(limit)
+    assert not thread.is_alive(), "the grader is stuck writing to a worker that does not read"
+    return outcome.get("error"), time.monotonic() - started
+
+
+def test_a_worker_that_stops_reading_is_a_timeout():
+    """unread_callback: asks for a 3000x3000 mask and never reads it (sdpa), or forges an
+    answer and never reads the next request (causal_mask): the grader's writes have a
+    deadline like its reads."""
+    s = Session([{"code": (HOSTILE / "unread_callback.py").read_text(), "origin": "cell 1"}],
+                ["causal_mask"], solutions, request_timeout=2, max_restarts=3)
+    q = torch.zeros(1, 2, 2)
+    try:
+        error, seconds = _in_a_thread(lambda: s.call("scaled_dot_product_attention", q, q, q))
+        # timeout: the callback answer could not be written in time; bad_reply: a grader that
+        # answers no callbacks refuses the request outright
+        assert isinstance(error, WorkerFailure) and error.kind in ("timeout", "bad_reply"), error
+        assert seconds < 10
+        assert s.call("causal_mask", 3) is None  # the forged answer
+        error, seconds = _in_a_thread(lambda: s.call("causal_mask", torch.zeros(1000, 1000)))
+        assert isinstance(error, WorkerFailure) and error.kind == "timeout", error
+        assert seconds < 10
+    finally:
+        s.close()
+
+
+def test_every_write_to_a_worker_has_a_deadline():
+    """A process that never reads its request pipe: a 4 MB request (far more than a pipe
+    holds) fails with a timeout at the deadline instead of blocking the grader in write()."""
+    import subprocess
+
+    from autograder.sandbox.process import WorkerConnection
+
+    sleeper = subprocess.Popen(["sleep", "60"])
+    to_worker_r, to_worker_w = os.pipe()
+    from_worker_r, from_worker_w = os.pipe()
+    output_r, output_w = os.pipe()
+    os.close(output_w)
+    connection = WorkerConnection(sleeper.pid, to_worker_w, from_worker_r, output_r)
+    try:
+        error, seconds = _in_a_thread(
+            lambda: connection.request({"op": "ping", "padding": "x" * (4 << 20)}, timeout=1), limit=10)
+        assert isinstance(error, WorkerFailure) and error.kind == "timeout" and seconds < 3, error
+    finally:
+        connection.close()
+        sleeper.wait(timeout=5)
+        for fd in (to_worker_r, from_worker_w):
+            os.close(fd)
+    assert sleeper.returncode == -signal.SIGKILL

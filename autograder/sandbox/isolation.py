@@ -1,30 +1,59 @@
 """Shut a freshly forked worker in before it runs student code.
 
-In order: new namespaces (mount, network, IPC, UTS, PID), a private view of the
-file system in which the kit, the outputs and the submissions are covered by
-empty tmpfs mounts and only the Python installation stays readable (read-only),
-a dedicated unprivileged uid, and resource limits. Runs in the forked child
-only; imports nothing but the standard library so the zygote can load it as a
-plain script. Where the machine cannot give namespaces or another uid, the
-caller learns it from ``probe()`` and says so loudly; limits always apply.
+The zygote makes each worker the first process (PID 1) of a new PID namespace
+(``prepare_pid_namespace`` before it forks), so that killing the worker kills
+every process it ever started, whatever they do (``setsid``, double forks,
+ignored signals). The worker then, in ``isolate``:
+
+1. enters new mount, network, IPC and UTS namespaces;
+2. builds its file system from an **allow-list**: a fresh, empty tmpfs becomes
+   its root and receives, read-only, only the Python standard library and the
+   site folders of torch and numpy, the folders of the shared libraries the
+   zygote has loaded (``/usr/lib/<arch>``: what a lazily imported extension
+   module such as ``_ctypes`` needs), ``/etc/ld.so.cache`` (how the loader finds
+   them), ``/dev/null``, ``/dev/zero`` and ``/dev/urandom``, a small private
+   ``/dev/shm``, its own scratch tmpfs at ``/tmp`` and a fresh ``/proc`` of its
+   own PID namespace; it then ``pivot_root``s into it and detaches the host's
+   tree. Whatever lives elsewhere on the machine (other copies of the kit,
+   class folders, world-writable host folders) simply does not exist for it;
+   the kit's own folders and the batch's folders are covered with empty
+   read-only tmpfs mounts where they lie inside an allowed folder;
+3. becomes its own unprivileged uid, sets its parent-death signal *after* that
+   (a uid change clears it) and checks that the zygote is still alive;
+4. gets ``no_new_privs``, closes every other file descriptor and takes hard
+   resource limits (CPU: the hard limit a little above the soft one, so
+   ``SIGXCPU`` comes first; all others hard == soft).
+
+Runs in the forked child only; imports nothing but the standard library so the
+zygote can load it as a plain script. Where the machine cannot give
+namespaces or another uid, the caller learns it from the zygote's probe and
+says so loudly; limits always apply.
 """
 
 import ctypes
 import os
+import platform
 import resource
+import select
 import signal
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-# World-writable or private places a student could read or leave files in.
-ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/run/user")
-# Never covered, even when asked (e.g. `autograder grade /`): the worker needs them.
-SYSTEM = {"/", "/proc", "/dev", "/sys", "/usr", "/etc", "/lib", "/lib64", "/bin", "/sbin", "/var", "/run"}
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203,
+                  "s390x": 217}
+CPU_HARD_GAP = 2  # seconds between SIGXCPU (soft CPU limit) and SIGKILL (hard)
+
+# What every worker gets besides the Python installation (see the module docstring).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom")
+SYSTEM_FILES = ("/etc/ld.so.cache",)
+TMP_SIZE, SHM_SIZE = "64m", "16m"
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
 
 
 class IsolationError(OSError):
@@ -39,84 +68,211 @@ def _check(result, what):
 
 def _mount(source, target, fstype, flags, data=None):
     _check(_libc.mount(source.encode() if source else None, target.encode(),
-                       fstype.encode() if fstype else None, flags,
+                       fstype.encode() if fstype else None, ctypes.c_ulong(flags),
                        data.encode() if data else None), f"mount {target}")
-
-
-def _cover(path):
-    if os.path.isdir(path) and not os.path.islink(path):
-        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
 
 
 def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _private_filesystem(hide, keep):
-    """Cover ``hide`` with empty tmpfs; bind ``keep`` (the Python install) back read-only."""
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    keep = [k for k in keep if os.path.isdir(k)]
-    handles = {k: os.open(k, os.O_PATH | os.O_DIRECTORY) for k in keep}
-    covered = sorted({*ALWAYS_HIDDEN, *hide} - SYSTEM, key=len)
-    nested = [h for h in covered if any(_inside(h, k) and h != k for k in keep)]
-    for path in covered:
-        if path not in nested:
-            _cover(path)
-    for path, handle in handles.items():
-        os.makedirs(path, exist_ok=True)
-        _mount(f"/proc/self/fd/{handle}", path, None, MS_BIND | MS_REC)
-        _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+# -- PID namespace (called in the zygote, before each fork) -----------------------------
+def own_pid_namespace():
+    """A handle on the caller's PID namespace, for ``prepare_pid_namespace``."""
+    return os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+
+
+def prepare_pid_namespace(own_namespace_fd):
+    """Make the caller's next child the first process (PID 1) of a new PID namespace.
+
+    ``unshare(CLONE_NEWPID)`` only changes where children go and refuses to run twice while
+    children still go elsewhere: point them back at our own namespace first (``setns``)."""
+    _check(_libc.setns(own_namespace_fd, CLONE_NEWPID), "setns pid")
+    _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
+
+
+def restore_pid_namespace(own_namespace_fd):
+    _libc.setns(own_namespace_fd, CLONE_NEWPID)
+
+
+# -- the file system -------------------------------------------------------------------
+def _open_path(path):
+    return os.open(path, os.O_PATH | os.O_CLOEXEC)
+
+
+def _bind(handle, target, flags):
+    """Bind what ``handle`` (an O_PATH descriptor opened before anything was mounted over
+    the host's tree) refers to onto ``target``; ``flags`` for the remount (e.g. read-only).
+    Not recursive: mounts below a kept folder are not carried along."""
+    _mount(f"/proc/self/fd/{handle}", target, None, MS_BIND)
+    if flags:
+        _mount(None, target, None, MS_BIND | MS_REMOUNT | flags)
+
+
+def _make_file(path):
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+
+
+def _temporary_mount_point():
+    for candidate in ("/tmp", "/mnt", "/media", "/srv", "/opt"):
+        if os.path.isdir(candidate) and not os.path.islink(candidate):
+            return candidate
+    raise IsolationError(0, "no folder to build the worker's root in")
+
+
+def _build_root(settings):
+    """Build the allow-listed tree in a fresh tmpfs and ``pivot_root`` into it."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount travels back to the host
+    os.umask(0o022)
+    keep = sorted({p for p in settings["keep"] if os.path.isdir(p)}, key=len)
+    files = [p for p in settings.get("keep_files", SYSTEM_FILES) if os.path.isfile(p)]
+    devices = [p for p in settings.get("devices", DEVICES) if os.path.exists(p)]
+    handles = {p: _open_path(p) for p in (*keep, *files, *devices)}
+    # Top-level links such as /lib -> usr/lib (ld.so.cache names /lib/x86_64-linux-gnu/...).
+    links = {}
+    for name in os.listdir("/"):
+        path = "/" + name
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if any(_inside(k, target) for k in keep):
+                links[path] = os.readlink(path)
+
+    root = _temporary_mount_point()
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")
+    for path in keep:  # parents before children: a nested mount point already exists read-only
+        target = root + path
+        if not os.path.isdir(target):
+            os.makedirs(target, mode=0o755)
+        _bind(handles[path], target, MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for path in files:
+        _make_file(root + path)
+        _bind(handles[path], root + path, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path, target in links.items():
+        os.symlink(target, root + path)
+    # Secrets inside an allowed folder (the kit installed in site-packages, the batch's
+    # folders inside the Python install): empty, read-only.
+    for path in sorted(set(settings.get("hide", ())), key=len):
+        if any(_inside(path, k) for k in keep) and os.path.isdir(root + path):
+            _mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=4k,nr_inodes=1,mode=755")
+
+    os.makedirs(root + "/dev", mode=0o755)
+    _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+    for path in devices:
+        _make_file(root + path)
+        _bind(handles[path], root + path, MS_NOSUID | MS_NOEXEC)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    os.mkdir(root + "/dev/shm")
+    _mount("tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+           f"size={SHM_SIZE},mode=1777")
+    _mount(None, root + "/dev", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+
+    os.mkdir(root + "/proc")  # we are PID 1 of our own namespace: this /proc shows only it
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The worker's own writable tmpfs: /tmp, unless the Python install lives under /tmp.
+    tmp = "/scratch" if any(_inside(k, "/tmp") for k in keep) else "/tmp"
+    os.mkdir(root + tmp)
+    _mount("tmpfs", root + tmp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"size={TMP_SIZE},mode=1777")
+    scratch = tmp + "/sandbox"
+    os.mkdir(root + scratch, 0o700)
+    for handle in handles.values():
         os.close(handle)
-    for path in nested:  # secrets inside a kept tree (e.g. the kit installed in site-packages)
-        _cover(path)
+
+    machine = platform.machine()
+    if machine not in SYS_PIVOT_ROOT:
+        raise IsolationError(0, f"pivot_root: unknown system call number on {machine}")
+    os.chdir(root)
+    # pivot_root(".", "."): the old root ends up on top of the new one; detach it.
+    _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT[machine]), b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "detach the host's tree")
+    os.chdir("/")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    return scratch
 
 
-def _enter_pid_namespace():
-    """unshare(CLONE_NEWPID) applies to children: fork once more and become PID 1 there,
-    so that every process the student starts dies with the worker."""
-    child = os.fork()
-    if child:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _, status = os.waitpid(child, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+# -- uid, limits ------------------------------------------------------------------------
+def _drop_privileges(uid):
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _set_death_signal(parent_fd):
+    """Die with the zygote. Set after the uid change (which clears it), then check that the
+    zygote did not die before it was set (its pidfd is readable once it exited)."""
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
+    if parent_fd is not None:
+        if select.select([parent_fd], [], [], 0)[0]:
+            os._exit(70)
+        os.close(parent_fd)
+
+
+def hard_limits(limits, current=resource.getrlimit):
+    """{name: (soft, hard)}: hard == soft, except CPU (a small gap: SIGXCPU, then SIGKILL);
+    never above a hard limit we already have (root here cannot raise one)."""
+    result = {}
+    for name, value in limits.items():
+        which = getattr(resource, name)
+        _, hard = current(which)
+        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        new_hard = soft + CPU_HARD_GAP if name == "RLIMIT_CPU" else soft
+        if hard != resource.RLIM_INFINITY:
+            new_hard = min(new_hard, hard)
+        result[name] = (soft, new_hard)
+    return result
 
 
 def _set_limits(limits):
-    for name, value in limits.items():
-        which = getattr(resource, name)
-        soft, hard = resource.getrlimit(which)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        # CPU: soft limit sends SIGXCPU; the hard one stays, so SIGKILL follows only later.
-        resource.setrlimit(which, (value, hard if name == "RLIMIT_CPU" else value))
+    for name, (soft, hard) in hard_limits(limits).items():
+        resource.setrlimit(getattr(resource, name), (soft, hard))
 
 
-def isolate(settings, keep_fds):
-    """Called in the forked child. ``settings`` decides how far isolation goes."""
+def isolate(settings, keep_fds, parent_fd=None):
+    """Called in the forked child. ``settings`` decides how far isolation goes; ``parent_fd``
+    is a pidfd of the zygote (inherited), to learn whether it died before we could notice."""
     os.setsid()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    scratch = "/tmp/sandbox"
+    for sig in (signal.SIGCHLD, signal.SIGTERM):  # the zygote's own handlers
+        signal.signal(sig, signal.SIG_DFL)
     if settings["namespaces"]:
-        flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
-        _check(_libc.unshare(flags), "unshare")
-        _private_filesystem(settings["hide"], settings["keep"])
-        _enter_pid_namespace()
+        if os.getpid() != 1:
+            raise IsolationError(0, "the worker is not the first process of a new PID namespace")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+        scratch = _build_root(settings)
     else:
         scratch = settings["scratch"]
-    os.makedirs(scratch, exist_ok=True)
+        os.makedirs(scratch, exist_ok=True)
     uid = settings.get("uid")
     if uid is not None:
         os.chown(scratch, uid, uid)
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+        _drop_privileges(uid)
+    _set_death_signal(parent_fd)
     os.chdir(scratch)
     os.environ.clear()
+    tmp = os.path.dirname(scratch) if settings["namespaces"] else scratch
     os.environ.update({"HOME": scratch, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
-                       "LANG": "C.UTF-8"})
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+                       "LANG": "C.UTF-8", "TMPDIR": tmp})
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
     previous = 2
     for fd in sorted(keep_fds) + [resource.getrlimit(resource.RLIMIT_NOFILE)[0]]:
         os.closerange(previous + 1, fd)
         previous = fd
     _set_limits(settings["limits"])
+
+
+# -- clean-up (called in the zygote) ------------------------------------------------------
+def kill_uids(uids):
+    """SIGKILL every process of these uids, wherever it is (a backstop behind the PID
+    namespaces). ``kill(-1)`` as that uid reaches exactly the processes the uid owns; the
+    kernel refuses a fork to a process with SIGKILL pending, so nothing slips through.
+    The caller keeps root as its saved uid and returns to it after each uid."""
+    for uid in uids:
+        os.setresuid(uid, uid, 0)
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # nothing of that uid is left
+        finally:
+            os.setresuid(0, 0, 0)

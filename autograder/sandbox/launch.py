@@ -8,9 +8,11 @@ its own dependencies. ``process.Zygote`` then waits for it to be ready.
 import fcntl
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 from pathlib import Path
@@ -40,9 +42,30 @@ def kit_paths():
     return sorted(str(p) for p in paths)
 
 
+def stdlib_dirs():
+    """The standard library (with its compiled modules, lib-dynload)."""
+    paths = sysconfig.get_paths()
+    found = {paths["stdlib"], paths["platstdlib"] if Path(paths["platstdlib"], "os.py").exists() else None}
+    found |= {p for p in sys.path if Path(p).name == "lib-dynload"}
+    return sorted({str(Path(p).resolve()) for p in found if p and Path(p).is_dir()})
+
+
 def python_paths():
-    """What a worker needs to read: the interpreter's installation and torch's."""
-    return sorted({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, *site_dirs())})
+    """What a worker needs to read of the Python installation: the standard library and the
+    site folders of torch and numpy (it never runs the interpreter's executable: it is a fork)."""
+    return sorted({*stdlib_dirs(), *site_dirs()})
+
+
+def python_secrets():
+    """Folders inside ``python_paths()`` that a worker has no business reading: other site
+    folders (e.g. the base interpreter's site-packages inside its standard library), and a
+    copy of the kit installed in torch's site folder, whichever copy is running."""
+    kept = set(site_dirs())
+    others = [p for root in stdlib_dirs()
+              for p in (Path(root) / "site-packages", Path(root) / "dist-packages")]
+    copies = [Path(site) / name for site in kept for name in ("autograder", "solutions")]  # any kit
+    return sorted({str(p.resolve()) for p in (*others, *copies)
+                   if p.is_dir() and str(p.resolve()) not in kept})
 
 
 def claim_uid_block():
@@ -67,16 +90,24 @@ class Launch:
         self.uid_base, self.uid_lock = claim_uid_block()
         self.scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = {"namespaces": True, "uid_base": self.uid_base, "limits": {},
-                    "hide": [*kit_paths(), *hide], "keep": python_paths(),
+        settings = {"namespaces": True, "uid_base": self.uid_base, "uid_block": UID_BLOCK,
+                    "limits": {}, "hide": [*kit_paths(), *python_secrets(), *hide],
+                    "keep": python_paths(), "site_dirs": site_dirs(), "parent": os.getpid(),
                     "fallback_scratch": str(self.scratch_root / "probe")}
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), str(theirs.fileno()),
-             json.dumps(settings), *site_dirs()],
-            stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), cwd=self.scratch_root,
-            env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"},
-            start_new_session=True)
-        theirs.close()
+        # Settings travel in a memfd, not on the command line: every worker is a fork of the
+        # zygote and could read the zygote's command line in its /proc/1/cmdline.
+        settings_fd = os.memfd_create("autograder-zygote-settings", 0)
+        try:
+            os.write(settings_fd, json.dumps(settings).encode())  # memfd: never a short write
+            os.lseek(settings_fd, 0, os.SEEK_SET)
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), str(theirs.fileno()), str(settings_fd)],
+                stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(), settings_fd), cwd=self.scratch_root,
+                env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"},
+                start_new_session=True)
+        finally:
+            os.close(settings_fd)
+            theirs.close()
 
 
 _early = None

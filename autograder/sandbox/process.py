@@ -8,9 +8,11 @@ never the grader's.
 import atexit
 import json
 import os
+import select
 import selectors
 import signal
 import socket
+import subprocess
 import tempfile
 import threading
 import shutil
@@ -22,6 +24,8 @@ from autograder.sandbox.launch import Launch, take_early
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 OUTPUT_TAIL_BYTES = 8 * 1024
+ZYGOTE_READY_SECONDS = 120  # the zygote imports torch before it says it is ready
+ZYGOTE_ANSWER_SECONDS = 30  # a fork: milliseconds; a zygote this slow is broken
 
 
 class WorkerFailure(Exception):
@@ -30,6 +34,7 @@ class WorkerFailure(Exception):
     def __init__(self, kind, detail=""):
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind  # "timeout", "crashed", "bad_reply", "gave_up", "load_*", "sandbox"
+        # "bad_reply" covers every malformed frame (bad JSON, nested too deep, too large)
         self.detail = detail
 
 
@@ -66,7 +71,9 @@ class Zygote:
         self.uid_base, self._uid_lock = launch.uid_base, launch.uid_lock
         self._scratch_root = launch.scratch_root
         self._lock = threading.Lock()
-        self._control.settimeout(120)
+        self._live = {}  # slot -> workers of that slot not closed yet
+        self._out_of_step = False
+        self._control.settimeout(ZYGOTE_READY_SECONDS)
         try:
             ready = json.loads(self._control.recv(1 << 16) or b"{}")
         except (socket.timeout, json.JSONDecodeError):
@@ -76,6 +83,7 @@ class Zygote:
             raise RuntimeError("the sandbox zygote did not start")
         self.isolation = ready["isolation"]  # "namespaces+uid" or "rlimits-only"
         self.reason = ready.get("reason")
+        self._control.settimeout(ZYGOTE_ANSWER_SECONDS)
 
     def spawn(self, limits, slot=0):
         """A new isolated worker, as a connection to talk to."""
@@ -91,24 +99,60 @@ class Zygote:
                 socket.send_fds(self._control, [json.dumps(request).encode()],
                                 [to_worker_r, from_worker_w, output_w])
                 reply = json.loads(self._control.recv(1 << 16) or b"{}")
-        except (OSError, json.JSONDecodeError) as error:
-            reply = {"error": str(error)}
+                if "pid" in reply:
+                    self._live[slot] = self._live.get(slot, 0) + 1
+        except (OSError, json.JSONDecodeError) as error:  # socket.timeout too
+            reply = {"error": f"the zygote did not answer: {error}"}
+            self._broken()
         finally:
             for fd in (to_worker_r, from_worker_w, output_w):
                 os.close(fd)
         if "pid" not in reply:
             for fd in (to_worker_w, from_worker_r, output_r):
                 os.close(fd)
-            raise WorkerFailure("sandbox", reply.get("error", "the zygote did not answer"))
-        return WorkerConnection(int(reply["pid"]), to_worker_w, from_worker_r, output_r, scratch)
+            raise WorkerFailure("sandbox", str(reply.get("error", "the zygote did not answer")))
+        return WorkerConnection(int(reply["pid"]), to_worker_w, from_worker_r, output_r, scratch,
+                                on_close=lambda: self._worker_closed(slot))
+
+    def _worker_closed(self, slot):
+        """Once a slot has no worker left, kill whatever still runs under its uid (a
+        backstop: the worker was PID 1 of its namespace, so its processes went with it)."""
+        with self._lock:
+            self._live[slot] -= 1
+            if self._live[slot] or self.isolation != "namespaces+uid":
+                return
+            try:
+                self._control.send(json.dumps({"reap": slot}).encode())
+            except OSError:
+                pass  # a zygote that is gone took every process of its uids with it
+
+    @property
+    def usable(self):
+        return not self._out_of_step and self.process.poll() is None
+
+    def _broken(self):
+        """The control socket is out of step: this zygote cannot be trusted with more work
+        (``shared_zygote`` starts a new one). SIGTERM: it kills its uids' processes and exits."""
+        self._out_of_step = True
+        try:
+            self._control.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self.process.poll() is None:
+            self.process.terminate()
 
     def close(self):
         try:
-            self._control.close()
+            self._control.close()  # the zygote kills every process of its uids and exits
         finally:
-            if self.process.poll() is None:
-                self.process.kill()
-            self.process.wait()
+            for stop in (None, self.process.terminate, self.process.kill):
+                if stop is not None:
+                    stop()  # SIGTERM: the zygote still cleans up; SIGKILL: its workers die
+                try:  # with it (parent-death signal), their processes with them (PID 1)
+                    self.process.wait(timeout=3)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
             shutil.rmtree(self._scratch_root, ignore_errors=True)
             self._uid_lock.close()
 
@@ -127,7 +171,7 @@ def shared_zygote():
     """The process-wide zygote, started on first use."""
     global _zygote
     with _zygote_lock:
-        if _zygote is None or _zygote.process.poll() is not None:
+        if _zygote is None or not _zygote.usable:
             _zygote = Zygote(take_early())
             atexit.register(_zygote.close)
         return _zygote
@@ -154,9 +198,17 @@ class _OutputTail(threading.Thread):
 class WorkerConnection:
     """The grader's end of one worker's pipes."""
 
-    def __init__(self, pid, to_worker, from_worker, output_fd, scratch=None):
+    def __init__(self, pid, to_worker, from_worker, output_fd, scratch=None, on_close=None):
         self.pid, self._to_worker, self._from_worker = pid, to_worker, from_worker
-        self._scratch = scratch
+        self._scratch, self._on_close = scratch, on_close
+        for fd in (to_worker, from_worker):  # every send and receive waits with a deadline
+            os.set_blocking(fd, False)
+        try:  # a handle on this very process: its pid may be reused once it is gone
+            self._pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._pidfd = -1  # already gone
+        except (AttributeError, OSError):
+            self._pidfd = None  # no pidfd here: signal the pid
         self._output = _OutputTail(output_fd)
         self._output.start()
         self._buffer = b""
@@ -166,6 +218,11 @@ class WorkerConnection:
     def alive(self):
         if self._closed:
             return False
+        return self._running()
+
+    def _running(self):
+        if self._pidfd is not None:  # readable once the process has exited
+            return self._pidfd >= 0 and not select.select([self._pidfd], [], [], 0)[0]
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
@@ -175,7 +232,7 @@ class WorkerConnection:
     def request(self, message, timeout, on_callback=None):
         """Send one request and wait for its reply, answering callbacks meanwhile."""
         deadline = time.monotonic() + timeout
-        self._send(message)
+        self._send(message, deadline)
         while True:
             frame = self._receive(deadline)
             if isinstance(frame, dict) and "callback" in frame and on_callback is not None:
@@ -183,7 +240,7 @@ class WorkerConnection:
                     reply = {"result": wire.encode_value(on_callback(frame["callback"]))}
                 except Exception as error:  # a malformed callback is the student's problem
                     reply = {"error": f"{type(error).__name__}: {error}"}
-                self._send(reply)
+                self._send(reply, deadline)
                 continue
             if not isinstance(frame, dict):
                 raise WorkerFailure("bad_reply", "reply is not an object")
@@ -193,16 +250,27 @@ class WorkerConnection:
                 return frame["ok"]
             raise WorkerFailure("bad_reply", "reply has neither result nor error")
 
-    def _send(self, message):
+    def _send(self, message, deadline):
         try:
-            wire.write_frame(self._write_all, message)
-        except (BrokenPipeError, OSError):
+            wire.write_frame(lambda data: self._write_all(data, deadline), message)
+        except OSError:  # BrokenPipeError: it is gone
             raise WorkerFailure("crashed", self._exit_description()) from None
 
-    def _write_all(self, data):
+    def _write_all(self, data, deadline):
+        """Write everything before the deadline; a worker that does not read (e.g. after asking
+        for a large callback answer) is a time-out, never a grader stuck in write()."""
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._to_worker, view):]
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._to_worker, selectors.EVENT_WRITE)
+            while view:
+                try:
+                    view = view[os.write(self._to_worker, view):]
+                    continue
+                except BlockingIOError:
+                    pass
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise WorkerFailure("timeout", "the worker does not read what it is sent")
 
     def _receive(self, deadline):
         header = self._read_exact(wire.HEADER.size, deadline)
@@ -221,7 +289,10 @@ class WorkerConnection:
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     raise WorkerFailure("timeout")
-                chunk = os.read(self._from_worker, 1 << 20)
+                try:
+                    chunk = os.read(self._from_worker, 1 << 20)
+                except BlockingIOError:
+                    continue
                 if not chunk:
                     raise WorkerFailure("crashed", self._exit_description())
                 self._buffer += chunk
@@ -236,6 +307,12 @@ class WorkerConnection:
             return last
         return "the process ended" + (f"; last output: {last}" if last else "")
 
+    def _kill(self, pid, sig):
+        if self._pidfd is None:
+            os.kill(pid, sig)
+        elif self._pidfd >= 0:
+            signal.pidfd_send_signal(self._pidfd, sig)
+
     def output_tail(self, limit=4000):
         """The last of what the student's code printed (for the report)."""
         return self._output.tail[-limit:].decode("utf-8", "replace")
@@ -249,11 +326,19 @@ class WorkerConnection:
                 os.close(fd)
             except OSError:
                 pass
-        for kill in (os.killpg, os.kill):  # its session, or its PID namespace, goes with it
+        # The worker is PID 1 of its own PID namespace: every process it started dies with it,
+        # whatever it did (setsid, double fork, ignored signals). Without namespaces
+        # (rlimits-only) its session is the best we can reach.
+        for kill in (os.killpg, self._kill):  # a group id is not reused while it has members
             try:
                 kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if self._pidfd is not None and self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+        if self._on_close is not None:
+            self._on_close()
         # The drain thread ends by itself at EOF and closes its pipe: no need to wait for it.
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)

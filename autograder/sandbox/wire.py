@@ -15,6 +15,10 @@ import numpy as np
 import torch
 
 HEADER = struct.Struct(">I")
+# What a frame may hold. Legitimate frames are a few levels deep (encode_value stops at 6
+# levels of sequences, about 16 of JSON) and carry their bulk in tensor strings.
+MAX_FRAME_DEPTH = 64
+MAX_FRAME_ITEMS = 1_000_000
 
 # The dtypes a tensor may have on the wire; anything else is refused.
 DTYPES = {
@@ -37,11 +41,34 @@ def write_frame(fd_write, message):
     fd_write(HEADER.pack(len(payload)) + payload)
 
 
-def decode_frame(payload):
+def decode_frame(payload, max_depth=MAX_FRAME_DEPTH, max_items=MAX_FRAME_ITEMS):
+    """bytes -> plain JSON data, or ``WireError`` for anything malformed: invalid UTF-8 or
+    JSON, more than ``max_items`` values, or nested deeper than ``max_depth`` levels (a
+    frame nested 100,000 deep must not reach the interpreter's recursion limit)."""
+    # An upper bound on the number of values, counted before anything is allocated for them
+    # (base64 tensor data has no commas or brackets).
+    items = payload.count(b",") + payload.count(b"[") + payload.count(b"{")
+    if items > max_items:
+        raise WireError(f"reply has more than {max_items} values")
     try:
-        return json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise WireError(f"reply is not valid JSON: {error}") from None
+        value = json.loads(payload.decode("utf-8"))
+    except RecursionError:
+        raise WireError(f"reply is nested deeper than {max_depth} levels") from None
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError; an int of 5000 digits
+        raise WireError(f"reply is not valid JSON: {str(error)[:200]}") from None
+    _check_depth(value, max_depth)
+    return value
+
+
+def _check_depth(value, max_depth):
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > max_depth:
+            raise WireError(f"reply is nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return value
 
 
 def encode_value(value, max_depth=6):

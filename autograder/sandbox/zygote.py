@@ -1,22 +1,42 @@
 """Pre-forked worker factory: imports torch once, then forks one worker per request.
 
-Started as a script (``python -I -S zygote.py CONTROL_FD SETTINGS_JSON SITE_DIR...``)
-so that neither the kit nor the reference solution is importable in what it
-forks. Each request on the control socket carries the worker's three pipe ends
-(requests in, replies out, printed output out); the zygote forks, the child
-isolates itself (``isolation.isolate``) and serves the worker protocol. The
-zygote itself never runs student code and never does parallel torch work, so
+Started as a script (``python -I -S zygote.py CONTROL_FD SETTINGS_FD``) so that
+neither the kit nor the reference solution is importable in what it forks. Its
+settings (site folders, uid block, folders to hide) come in a memfd, not on the
+command line, which every worker could read in its ``/proc/1/cmdline``.
+
+Requests on the control socket (JSON, one per message):
+
+- ``{"slot", "limits", "scratch"}`` with the worker's three pipe ends (requests
+  in, replies out, printed output out): the zygote forks, the child isolates
+  itself (``isolation.isolate``) and serves the worker protocol; answers
+  ``{"pid"}`` or ``{"error"}``;
+- ``{"reap": slot}``: kill every process of that slot's uid (no answer).
+
+The zygote never runs student code and never does parallel torch work, so
 forking it stays safe and cheap (~20 ms instead of a ~1.5 s interpreter start).
+It watches its parent: when the grader goes away (its end of the control socket
+closes, or the zygote is re-parented), it kills every process of its uid block
+and exits.
 """
 
 import json
 import os
+import select
 import signal
 import socket
 import sys
 
 if __name__ == "__main__":
-    sys.path[:0] = sys.argv[3:]  # site-packages that hold torch and numpy
+    def _read_settings(fd):
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        os.close(fd)
+        return json.loads(b"".join(chunks))
+
+    SETTINGS = _read_settings(int(sys.argv[2]))
+    sys.path[:0] = SETTINGS["site_dirs"]  # site-packages that hold torch and numpy
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True
 
@@ -24,13 +44,13 @@ import isolation  # noqa: E402
 import torch  # noqa: E402
 import worker  # noqa: E402
 
-# Modules a student may import lazily: after the uid drop the Python install may be
-# unreadable on some machines, so load them while we still can.
+# Modules a student may import lazily: load them once here rather than in every worker.
 PRELOAD = ("math", "itertools", "functools", "collections", "copy", "random", "json", "re",
            "typing", "dataclasses", "numbers", "operator", "warnings", "contextlib", "string",
            "statistics", "fractions", "decimal", "time", "enum", "abc", "types", "numpy",
            "torch.nn", "torch.nn.functional", "torch.nn.init")
 MAX_MESSAGE = 1 << 16
+PARENT_POLL_SECONDS = 1.0
 
 
 def warm_up():
@@ -47,84 +67,186 @@ def warm_up():
     torch.empty(2, device="meta") + 1
 
 
-def spawn(settings, fds):
-    """Fork one worker; returns its pid (in the zygote's namespace)."""
-    request_fd, reply_fd, output_fd = fds
-    pid = os.fork()
-    if pid:
-        for fd in fds:
-            os.close(fd)
+def library_folders(python_paths):
+    """Folders of the shared libraries this process has loaded, outside the Python install:
+    where a lazily imported extension module (``_ctypes`` needs libffi) finds its own."""
+    folders = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split(maxsplit=5)
+            if len(parts) < 6 or not parts[5].startswith("/"):
+                continue
+            path = parts[5].strip().removesuffix(" (deleted)")
+            if ".so" in os.path.basename(path):
+                folders.add(os.path.dirname(os.path.realpath(path)))
+    inside = isolation._inside
+    folders = {f for f in folders if not any(inside(f, p) for p in python_paths)}  # there already
+    return sorted(f for f in folders if not any(inside(f, g) and f != g for g in folders))
+
+
+class Zygote:
+    def __init__(self, settings):
+        self.base = dict(settings)
+        self.uid_base = settings["uid_base"]
+        self.own_pid_namespace = None
+        self.pidfd = None  # inherited by workers: readable once the zygote has exited
+        try:
+            self.pidfd = os.pidfd_open(os.getpid())  # close-on-exec, but a fork inherits it
+        except (AttributeError, OSError):
+            pass
+
+    def _fork(self, new_pid_namespace):
+        """fork(); with ``new_pid_namespace`` the child is PID 1 of a namespace of its own."""
+        if not new_pid_namespace:
+            return os.fork()
+        isolation.prepare_pid_namespace(self.own_pid_namespace)
+        try:
+            pid = os.fork()
+        except BaseException:
+            isolation.restore_pid_namespace(self.own_pid_namespace)
+            raise
+        if pid:  # the parent's next children go to its own namespace again (never in the child)
+            isolation.restore_pid_namespace(self.own_pid_namespace)
         return pid
-    try:
-        os.dup2(output_fd, 1)
-        os.dup2(output_fd, 2)
-        os.close(output_fd)
-        isolation.isolate(settings, keep_fds={request_fd, reply_fd})
-        worker.serve(request_fd, reply_fd)
-        os._exit(0)
-    except BaseException as error:  # isolation failed: never run student code unisolated
-        try:
-            os.write(2, f"sandbox setup failed: {error}\n".encode())
-        finally:
-            os._exit(70)
 
-
-def probe(settings):
-    """Try the isolation once in a throwaway child; returns None or why it failed."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
+    def spawn(self, settings, fds):
+        """Fork one worker; returns its pid (in the zygote's namespace, which is the grader's)."""
+        request_fd, reply_fd, output_fd = fds
+        pid = self._fork(settings["namespaces"])
+        if pid:
+            for fd in fds:
+                os.close(fd)
+            return pid
         try:
-            isolation.isolate(settings, keep_fds={write_fd})
-            os.write(write_fd, b"ok")
+            os.dup2(output_fd, 1)
+            os.dup2(output_fd, 2)
+            os.close(output_fd)
+            isolation.isolate(settings, keep_fds={request_fd, reply_fd}, parent_fd=self.pidfd)
+            settings.clear()
+            self.base.clear()
+            worker.serve(request_fd, reply_fd)
             os._exit(0)
-        except BaseException as error:
-            os.write(write_fd, f"{type(error).__name__}: {error}".encode()[:500])
-            os._exit(1)
-    os.close(write_fd)
-    answer = b""
-    while chunk := os.read(read_fd, 1024):
-        answer += chunk
-    os.close(read_fd)
-    os.waitpid(pid, 0)
-    return None if answer == b"ok" else answer.decode(errors="replace")
+        except BaseException as error:  # isolation failed: never run student code unisolated
+            try:
+                os.write(2, f"sandbox setup failed: {error}\n".encode())
+            finally:
+                os._exit(70)
+
+    def probe(self, settings):
+        """Try the isolation once in a throwaway child; returns None or why it failed."""
+        read_fd, write_fd = os.pipe()
+        try:
+            pid = self._fork(settings["namespaces"])
+        except OSError as error:
+            os.close(read_fd)
+            os.close(write_fd)
+            return f"{type(error).__name__}: {error}"
+        if pid == 0:
+            os.close(read_fd)
+            try:
+                isolation.isolate(settings, keep_fds={write_fd}, parent_fd=self.pidfd)
+                os.write(write_fd, b"ok")
+                os._exit(0)
+            except BaseException as error:
+                os.write(write_fd, f"{type(error).__name__}: {error}".encode()[:500])
+                os._exit(1)
+        os.close(write_fd)
+        answer = b""
+        while chunk := os.read(read_fd, 1024):
+            answer += chunk
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+        return None if answer == b"ok" else answer.decode(errors="replace")
+
+    def reap(self, slots):
+        """Kill every process of these slots' uids (a backstop: each worker is PID 1 of its
+        own namespace, so killing it already took its processes along)."""
+        if self.base["uid_base"] is not None:
+            isolation.kill_uids([self.uid_base + int(slot) for slot in slots])
+
+    def decide_mode(self):
+        mode, reason = "namespaces+uid", None
+        base = self.base
+        if os.geteuid() != 0:
+            mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
+        else:
+            try:
+                self.own_pid_namespace = isolation.own_pid_namespace()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                failure = self.probe({**base, "namespaces": True, "uid": base["uid_base"],
+                                      "scratch": base["fallback_scratch"]})
+            except OSError as error:
+                failure = f"{type(error).__name__}: {error}"
+            finally:
+                signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+            if failure:
+                mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
+        if mode != "namespaces+uid":
+            base.update(namespaces=False, uid_base=None)
+            self.uid_base = None
+        else:
+            base["namespaces"] = True
+        return mode, reason
+
+
+def _terminate(signum, frame):
+    raise SystemExit(0)  # through main's clean-up
 
 
 def main(control_fd, settings):
     control = socket.socket(fileno=control_fd)
+    parent = settings.get("parent")
+    uid_block = settings.get("uid_block", 64)
+    signal.signal(signal.SIGTERM, _terminate)
     warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
-    base = dict(settings)
-    mode, reason = "namespaces+uid", None
-    if os.geteuid() != 0:
-        mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
-        base.update(namespaces=False, uid_base=None)
-    else:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        failure = probe({**base, "uid": base["uid_base"], "scratch": base["fallback_scratch"]})
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-        if failure:
-            mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
-            base.update(namespaces=False, uid_base=None)
+    zygote = Zygote({**settings, "keep": [*settings["keep"], *library_folders(settings["keep"])]})
+    settings.clear()  # a worker is a fork of this process: leave it no more than it needs
+    mode, reason = zygote.decide_mode()
+    base = zygote.base
     control.send(json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode())
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 3)
-        except (ConnectionError, OSError):
-            return
-        if not message:
-            return
-        request = json.loads(message)
-        uid = None if base["uid_base"] is None else base["uid_base"] + int(request["slot"])
-        settings = {**base, "uid": uid, "limits": request["limits"],
-                    "scratch": request.get("scratch") or base["fallback_scratch"]}
-        try:
-            pid = spawn(settings, fds)
-            control.send(json.dumps({"pid": pid}).encode())
-        except OSError as error:
-            control.send(json.dumps({"error": str(error)}).encode())
+    try:
+        while True:
+            if parent is not None and os.getppid() != parent:
+                return  # the grader died (even by SIGKILL): we were re-parented
+            try:
+                if not select.select([control], [], [], PARENT_POLL_SECONDS)[0]:
+                    continue
+                message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 3)
+            except (ConnectionError, OSError):
+                return
+            if not message:
+                return  # the grader closed its end (or died)
+            try:
+                request = json.loads(message)
+            except ValueError:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            if "reap" in request:
+                for fd in fds:
+                    os.close(fd)
+                zygote.reap([request["reap"]])
+                continue
+            uid = None if base["uid_base"] is None else base["uid_base"] + int(request["slot"])
+            worker_settings = {**base, "uid": uid, "limits": request["limits"],
+                               "scratch": request.get("scratch") or base["fallback_scratch"]}
+            try:
+                if len(fds) != 3:
+                    raise OSError("a spawn request needs three file descriptors")
+                pid = zygote.spawn(worker_settings, fds)
+                control.send(json.dumps({"pid": pid}).encode())
+            except OSError as error:
+                for fd in fds:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                control.send(json.dumps({"error": str(error)}).encode())
+    finally:
+        # Whatever brought us here, no worker and none of their processes outlive us.
+        zygote.reap(range(uid_block))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), json.loads(sys.argv[2]))
+    main(int(sys.argv[1]), SETTINGS)
