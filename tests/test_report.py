@@ -34,7 +34,8 @@ def test_student_files_in_both_languages(budi, tmp_path):
     for lang, look in (("id", "Petunjuk"), ("en", "Where to look")):
         folder = report.write_student(tmp_path / lang, budi, "Attention", lang)
         assert folder == tmp_path / lang / "budi"
-        assert sorted(p.name for p in folder.iterdir()) == ["feedback.md", "record.json", "results.json"]  # no temp files
+        assert sorted(p.name for p in folder.iterdir()) == [
+            "feedback.html", "feedback.md", "record.json", "results.json"]  # no temp files
         data = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         assert data["score"] == budi.score and data["max_score"] == budi.max_score
         assert len(data["tests"]) == len(CHECKS)
