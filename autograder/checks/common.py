@@ -118,27 +118,67 @@ def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
                        "Gradients contain NaN or inf (often because a whole attention row is blocked)."))
 
 
-def expect_gradients_consistent(ctx, obj, args, cotangent):
+def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
     """The gradient that autograd delivers to each input equals how the output really changes
-    (a central finite difference, in float64). Independent of the wiring's numbers, so a
-    wiring bug is not penalised twice; a graph cut (``no_grad``, ``.detach()``, ``.data``)
-    anywhere makes them disagree. The block's own parameters must get gradients too."""
-    param_grads, input_grads = ctx.session.grad(obj, cotangent, *args)
-    cut = ctx.session.sublayers_called_without_grad(obj)  # read before the next request
+    (a central finite difference). Independent of the wiring's numbers, so a wiring bug is not
+    penalised twice; a graph cut (``no_grad``, ``.detach()``, ``.data``) anywhere makes them
+    disagree. The block's own parameters must get gradients too. The block runs with its own
+    sub-layers, recorded (``sublayers``: attribute paths): one called under ``no_grad`` or on
+    detached inputs is named; a cut *inside* a sub-layer (it disagrees with its own finite
+    differences, or leaves its own parameters without gradient when run alone) is that
+    sub-layer's bug, graded by its own checks, not this one."""
+    param_grads, input_grads, records = ctx.grad_recording(obj, cotangent, args, modules=sublayers)
+    cut = sorted({c.names[0] for c in records.calls if not (c.grad["enabled"] and c.grad["inputs"])})
+    if cut:
+        fail(bilingual(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
+                       "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
+                       "pernah belajar.",
+                       f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
+                       "`torch.no_grad()` or on detached inputs): they would never learn."))
+
+    explained = []
+
+    def cut_inside_a_sublayer():
+        """A recorded sub-layer run again on its own leaves some of its parameters without
+        gradient, or its input gradients disagree with finite differences: its own bug (its
+        gradient check says so), which explains what the block's gradients show."""
+        if not explained:
+            explained.append(any(_sublayer_cuts_itself(ctx, obj, path, records.of(path)[0])
+                                 for path in sublayers if records.of(path)))
+        return explained[0]
+
     dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
-    if dead:
+    if dead and not cut_inside_a_sublayer():
         fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
                        "`torch.no_grad()` atau `.data` di forward blok.",
                        f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
                        "`torch.no_grad()` or `.data` in the block's forward."))
+    if dead:
+        return
+    for index in _inconsistent_inputs(ctx, obj, args, {}, cotangent, input_grads):
+        if cut_inside_a_sublayer():
+            return
+        fail(bilingual(f"Gradien untuk masukan ke-{index + 1} tidak sesuai dengan perubahan keluaran "
+                       "yang sebenarnya: sebagian forward terputus dari graf komputasi "
+                       "(`torch.no_grad()`, `.detach()`, `.data`).",
+                       f"The gradient reaching input number {index + 1} does not match how the "
+                       "output really changes: part of forward is cut from the computation graph "
+                       "(`torch.no_grad()`, `.detach()`, `.data`)."))
 
+
+def _inconsistent_inputs(ctx, target, args, kwargs, cotangent, input_grads):
+    """Indices of the tensor arguments whose autograd gradient disagrees with a central
+    finite difference of <cotangent, first output>."""
     def loss(values):
-        return float((first_output(ctx, ctx.call(obj, *values), OUTPUT).double() * cotangent).sum())
+        out = first_output(ctx, ctx.call(target, *values, **kwargs), OUTPUT)
+        return float((out.double() * cotangent).sum())
 
     # float32 (a dtype bug is the dtype check's business); the step and the tolerance are
     # sized for float32 rounding, and a cut graph is off by far more than that.
     step = 1e-2
     for index, value in enumerate(args):
+        if not (_is_tensor(value) and value.is_floating_point()):
+            continue
         direction = ctx.randn(*value.shape, dtype=value.dtype)
         plus, minus = list(args), list(args)
         plus[index], minus[index] = value + step * direction, value - step * direction
@@ -146,26 +186,30 @@ def expect_gradients_consistent(ctx, obj, args, cotangent):
         grad = input_grads[index] if index < len(input_grads) else None
         got = float((grad.double() * direction).sum()) if _is_tensor(grad) else 0.0
         if not abs(got - expected) <= 2e-2 + 2e-2 * abs(expected):
-            if cut:
-                fail(bilingual(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
-                               "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
-                               "pernah belajar.",
-                               f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
-                               "`torch.no_grad()` or on detached inputs): they would never learn."))
-            fail(bilingual(f"Gradien untuk masukan ke-{index + 1} tidak sesuai dengan perubahan keluaran "
-                           "yang sebenarnya: sebagian forward terputus dari graf komputasi "
-                           "(`torch.no_grad()`, `.detach()`, `.data`).",
-                           f"The gradient reaching input number {index + 1} does not match how the "
-                           "output really changes: part of forward is cut from the computation graph "
-                           "(`torch.no_grad()`, `.detach()`, `.data`)."))
+            yield index
 
 
-def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
-    """Changing batch item 1 must not change the output of batch item 0."""
-    kwargs = kwargs or {}
-    out = first_output(ctx, ctx.call(target, *args, **kwargs), OUTPUT)
+def _sublayer_cuts_itself(ctx, obj, path, call):
+    """Run one recorded sub-layer call again on its own: does it leave a parameter without
+    gradient, or disagree with its own finite differences?"""
+    main = call.main
+    if not _is_tensor(main) or not main.is_floating_point() or call.replaced:
+        return False
+    target = obj.sub(path)
+    cotangent = ctx.randn(*main.shape, dtype=main.dtype)
+    params, inputs = ctx.session.grad(target, cotangent, *call.args, **call.kwargs)
+    if any(not _is_tensor(g) for g in params.values()):
+        return True
+    return any(True for _ in _inconsistent_inputs(ctx, target, call.args, call.kwargs, cotangent, inputs))
+
+
+def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,), call=None):
+    """Changing batch item 1 must not change the output of batch item 0. ``call(target,
+    *args, **kwargs)`` runs the target (default ``ctx.call``)."""
+    kwargs, call = kwargs or {}, call or ctx.call
+    out = first_output(ctx, call(target, *args, **kwargs), OUTPUT)
     ctx.expect_nontrivial(out, *args)
-    again = first_output(ctx, ctx.call(target, *args, **kwargs), OUTPUT)
+    again = first_output(ctx, call(target, *args, **kwargs), OUTPUT)
     if again.shape != out.shape or not torch.equal(again, out):
         fail(bilingual("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
                        "dropout masih aktif? Pakai nn.Dropout atau F.dropout(..., training=self.training).",
@@ -174,7 +218,7 @@ def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
     changed = [a.clone() for a in args]
     for index in vary:
         changed[index][1:] = ctx.randn(*changed[index][1:].shape, dtype=changed[index].dtype)
-    out2 = first_output(ctx, ctx.call(target, *changed, **kwargs), OUTPUT)
+    out2 = first_output(ctx, call(target, *changed, **kwargs), OUTPUT)
     tol = ctx.tolerance("property")
     if out2.shape != out.shape or not torch.allclose(out2[0], out[0], rtol=tol.rtol, atol=tol.atol):
         fail(bilingual("Keluaran item batch 0 berubah ketika hanya item batch lain yang diubah: "
@@ -185,10 +229,11 @@ def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,)):
                        "softmax or mean)."))
 
 
-def expect_inputs_untouched(ctx, target, args, kwargs=None):
-    """The forward must not modify its inputs in place."""
+def expect_inputs_untouched(ctx, target, args, kwargs=None, call=None):
+    """The forward must not modify its inputs in place. ``call(target, *args, **kwargs)``
+    returns (result, the inputs afterwards) (default ``session.call_returning_inputs``)."""
     kwargs = kwargs or {}
-    _, after = ctx.session.call_returning_inputs(target, *args, **kwargs)
+    _, after = (call or ctx.session.call_returning_inputs)(target, *args, **kwargs)
     for index, (before, now) in enumerate(zip(args, after)):
         if isinstance(before, torch.Tensor) and (
                 not isinstance(now, torch.Tensor) or now.shape != before.shape

@@ -2,23 +2,27 @@
 
 Everything here runs in the trusted process. Inputs are made here, sent to the
 worker as plain data, and what comes back is compared here.
+
+Sub-layers are never swapped: a block always runs with its own ``MultiHeadAttention``,
+``FeedForward``, ``causal_mask`` and ``scaled_dot_product_attention``. To grade a block's
+wiring without grading its sub-layers again, a check *records* them (``ctx.record``): the
+worker returns, with the block's output, every call of the named sub-layers and functions
+(arguments as passed, result), and the check recomputes the wiring here from the recorded
+results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 """
 
 import zlib
+from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 import solutions
-from autograder.checks.registry import fail, label
+from autograder.checks.registry import CheckFailed, fail, label
 from autograder.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
 from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
-
-
-# What ``with_reference_sublayers`` swaps for the reference inside the student's block;
-# ``with_own_sublayers`` (the integration checks) keeps the student's versions of all three.
-SUBLAYERS = ("MultiHeadAttention", "FeedForward", "causal_mask")
 
 
 class Context:
@@ -61,12 +65,15 @@ class Context:
     def call(self, target, *args, **kwargs):
         return self.session.call(target, *args, **kwargs)
 
-    def copy_weights(self, obj, reference_module):
-        """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``)."""
-        skip = tuple(path + "." for path in obj.proxies)
-        values = {path: p.detach().clone() for path, p in reference_module.named_parameters()
-                  if not path.startswith(skip)}
+    def copy_weights(self, obj, reference_module, lenient=()):
+        """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``). A
+        parameter under one of the ``lenient`` paths that the student's module lacks or shapes
+        otherwise is left as it is; any other must fit."""
+        values = {path: p.detach().clone() for path, p in reference_module.named_parameters()}
         missing, mismatched = self.session.set_params(obj, values)
+        prefixes = tuple(path + "." for path in lenient)
+        missing = [p for p in missing if not p.startswith(prefixes)]
+        mismatched = [(p, s) for p, s in mismatched if not p.startswith(prefixes)]
         if missing:
             fail(bilingual(
                 f"Parameter berikut tidak ada pada {obj.name}: {', '.join(missing[:6])}. Gunakan "
@@ -77,28 +84,93 @@ class Context:
             details = ", ".join(f"{p} {tuple(s)}" for p, s in mismatched[:6])
             fail(bilingual(f"Bentuk parameter tidak sesuai: {details}.",
                            f"Parameters with an unexpected shape: {details}."))
-        self.session.bind_proxies(obj, reference_module)
-
-    def with_reference_sublayers(self, name, *args, dtype=None, randomize_layernorm=True, **kwargs):
-        """(student's block, reference block) holding the same weights, with the reference
-        sub-layers (MultiHeadAttention, FeedForward, causal_mask) swapped into the student's
-        block: a bug in a sub-layer is graded by that sub-layer's own checks, not again here."""
-        return self._block(name, args, kwargs, dtype, randomize_layernorm, SUBLAYERS)
 
     def with_own_sublayers(self, name, *args, dtype=None, **kwargs):
         """(student's module, reference module) holding the same weights, the student's module
-        exactly as written: its own sub-layers, if it has any (the integration checks)."""
-        return self._block(name, args, kwargs, dtype, True, None)
+        exactly as written: its own sub-layers, if it has any."""
+        return self._with_weights(name, args, kwargs, dtype, ())
 
-    def _block(self, name, args, kwargs, dtype, randomize_layernorm, proxies):
-        ref = self.reference_instance(name, *args, randomize_layernorm=randomize_layernorm, **kwargs)
+    def block(self, name, *args, sublayers=(), dtype=None, **kwargs):
+        """Like ``with_own_sublayers``, for checks that record the block's ``sublayers``
+        (attribute paths) and grade the wiring from their results: a sub-layer whose parameters
+        differ from the contract's (another layout, hard-coded sizes) keeps its own, as its own
+        checks grade them; the block's own parameters (its LayerNorms) must fit."""
+        return self._with_weights(name, args, kwargs, dtype, sublayers)
+
+    def _with_weights(self, name, args, kwargs, dtype, lenient):
+        ref = self.reference_instance(name, *args, **kwargs)
         if dtype == "float64":
             ref = ref.double()
-        obj = self.new(name, *args, proxies=proxies, dtype=dtype, **kwargs)
-        self.copy_weights(obj, ref)
+        obj = self.new(name, *args, dtype=dtype, **kwargs)
+        self.copy_weights(obj, ref, lenient)
         return obj, ref
 
+    # -- recording a block's own sub-layers ------------------------------------------
+    def record(self, target, *args, modules=(), functions=(), standins=None, return_inputs=False,
+               **kwargs):
+        """Run ``target(*args, **kwargs)`` in the worker with the sub-modules at the attribute
+        paths ``modules`` and the module-level ``functions`` recorded; returns (result,
+        ``Records``). ``standins`` ({path: [stand-in per call]}, see ``standin_attention``) are
+        check-made results a sub-layer hands back instead of its own only where the block called
+        it with the contract's shapes and it raised or returned another form (a tensor of
+        another shape, not a pair): the block can still be graded when a sub-layer is broken,
+        and the record says it happened. With
+        ``return_inputs``, ``Records.inputs_after`` holds the arguments as they were afterwards."""
+        result, raw, after = self.session.call_recording(
+            target, args, kwargs, {"modules": modules, "functions": functions, "standins": standins},
+            return_inputs=return_inputs)
+        return result, Records(raw, after)
+
+    def grad_recording(self, target, cotangent, args, modules=()):
+        """``session.grad`` with the sub-modules at ``modules`` recorded: (param grads, input
+        grads, ``Records``); each ``Call.grad`` says whether autograd was on during the call and
+        whether its inputs and its result required gradients."""
+        params, inputs, raw = self.session.grad_recording(target, cotangent, args,
+                                                          record={"modules": modules})
+        return params, inputs, Records(raw)
+
+    def standin_attention(self, batch, heads, tq, tk, d_model, dtype=torch.float32):
+        """A stand-in for a MultiHeadAttention call on (B, Tq, D), (B, Tk, D), (B, Tk, D): a
+        check-made (out, weights) of the contract's shapes, weights distributions over the keys."""
+        weights = self.randn(batch, heads, tq, tk, dtype=dtype).softmax(-1)
+        return {"result": (self.randn(batch, tq, d_model, dtype=dtype), weights),
+                "inputs": [(batch, tq, d_model), (batch, tk, d_model), (batch, tk, d_model)]}
+
+    def standin_tokenwise(self, shape, dtype=torch.float32):
+        """A stand-in for a call that maps a (B, T, D) tensor to one of the same shape (FeedForward)."""
+        return {"result": self.randn(*shape, dtype=dtype), "inputs": [tuple(shape)]}
+
+    def same(self, actual, expected, tolerance="float32"):
+        """Like ``close``, but NaN where ``expected`` has NaN is equal (what a recorded
+        sub-layer produced flows through the wiring as it is)."""
+        tol = self.tolerance(tolerance)
+        return (isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)
+                and actual.shape == expected.shape and actual.dtype != torch.bool
+                and torch.allclose(actual.to(expected.dtype), expected, rtol=tol.rtol, atol=tol.atol,
+                                   equal_nan=True))
+
     # -- verdict helpers ---------------------------------------------------------
+    def expect_float64_block(self, out32, holds32, grade64, run64, what):
+        """A block after .double(), graded from its float32 run (``out32``; ``holds32``: its
+        wiring held). Where the float32 wiring holds, ``grade64()`` (the wiring graded at
+        float64 tolerance; returns the float64 output) must pass and the output be float64;
+        where it does not (the wiring checks say so), float64 must at least compute what
+        float32 does (``run64()`` is the float64 output)."""
+        if not holds32:
+            out64 = self.tensor(run64(), what, dtype=torch.float64)
+            if not self.same(out64, out32.to(torch.float64)):
+                fail(bilingual("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
+                               "yang bergantung pada dtype.",
+                               "The float64 result differs from the float32 result of the same module; "
+                               "some part depends on the dtype."))
+            return
+        try:
+            out64 = grade64()
+        except CheckFailed as failed:
+            fail(bilingual(f"Dalam float64 (setelah .double()): {failed.message['id']}",
+                           f"In float64 (after .double()): {failed.message['en']}"))
+        self.tensor(out64, what, dtype=torch.float64)
+
     def tensor(self, value, what, shape=None, dtype=None):
         """``value`` must be a real tensor (with this shape / dtype); ``what`` names it."""
         w_id, w_en = label(what)
@@ -161,3 +233,173 @@ def trivial_reason(output, inputs=()):
                 output.double(), tensor.double(), atol=1e-6):
             return bilingual("sama dengan masukannya", "it equals its input")
     return None
+
+
+# -- records of a block's own sub-layers -----------------------------------------------------------
+class Missing:
+    """An argument the call did not pass (and whose default is not plain data)."""
+
+    def __repr__(self):
+        return "<missing>"
+
+
+MISSING = Missing()
+
+# Parameter names a student may give a sub-layer's arguments, mapped to the contract's.
+ALIASES = {"query": "q", "key": "k", "value": "v", "attn_mask": "mask", "input": "x", "inputs": "x"}
+_POSITIONAL = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded call of a student's sub-layer or function."""
+
+    names: tuple  # the attribute paths (or function name) it was recorded under
+    index: int  # its number among the calls of names[0] in that request
+    params: tuple | None  # the callee's signature: (name, kind, has_default) per parameter
+    defaults: dict  # plain-data defaults of the parameters
+    args: list  # as passed (a snapshot taken at the call)
+    kwargs: dict
+    output: object  # the result (a snapshot), or the stand-in if ``replaced``
+    grad: dict  # enabled, inputs, output: autograd state at the call (grad requests)
+    replaced: dict | None  # {"raised": text} or {"returned": shapes} when a stand-in was used
+
+    def arguments(self, slots):
+        """The call's arguments mapped onto the contract's parameter names ``slots`` (e.g.
+        ("q", "k", "v", "mask")): a parameter of the callee named like a slot (or an alias:
+        query, key, value, attn_mask, input) fills it; the other slots are filled in order by
+        the remaining positional parameters. The callee's own parameter names decide, so
+        ``attn(query=x, key=x, value=x)`` and ``attn(x, x, x, m)`` read the same. A slot the
+        call left to its default holds that default (None), or ``MISSING``."""
+        args, kwargs = list(self.args), dict(self.kwargs)
+        if self.params is None:  # no signature: positions, then keywords by name
+            values = {slot: args[i] for i, slot in enumerate(slots) if i < len(args)}
+            for name, value in kwargs.items():
+                slot = name if name in slots else ALIASES.get(name)
+                if slot in slots:
+                    values.setdefault(slot, value)
+            return values
+        positional = [n for n, kind, _ in self.params if kind in _POSITIONAL]
+        bound = dict(zip(positional, args))
+        extra = [f"*{i}" for i in range(len(args) - len(positional))]
+        bound.update(zip(extra, args[len(positional):]))
+        bound.update(kwargs)
+        for name, kind, has_default in self.params:
+            if name not in bound and has_default:
+                bound[name] = self.defaults.get(name, MISSING)
+        values, used = {}, set()
+        for slot in slots:
+            for name in (slot, *[a for a, s in ALIASES.items() if s == slot]):
+                if name in bound and name not in used:
+                    values[slot], used = bound[name], used | {name}
+                    break
+        remaining = [n for n in positional + extra if n not in used]
+        for slot in slots:
+            if slot not in values and remaining:
+                values[slot] = bound.get(remaining.pop(0), MISSING)
+        return values
+
+    def attention_arguments(self):
+        """(q, k, v, mask) of a MultiHeadAttention or scaled_dot_product_attention call; k
+        left out (None or not passed) means q, v left out means k, as in a forward that
+        defaults them (``def forward(self, q, k=None, v=None, mask=None)``)."""
+        values = self.arguments(("q", "k", "v", "mask"))
+        q, k, v, mask = (values.get(s, MISSING) for s in ("q", "k", "v", "mask"))
+        k = q if k is None or k is MISSING else k
+        v = k if v is None or v is MISSING else v
+        return q, k, v, (None if mask is MISSING else mask)
+
+    @property
+    def main(self):
+        """The result, or its first item when it is a sequence (an attention's output)."""
+        if isinstance(self.output, (tuple, list)):
+            return self.output[0] if self.output else None
+        return self.output
+
+    @property
+    def second(self):
+        """The second item of a pair (an attention's weights), or None."""
+        if isinstance(self.output, (tuple, list)) and len(self.output) >= 2:
+            return self.output[1]
+        return None
+
+
+class Records:
+    """The calls a recording request saw, in the order they started."""
+
+    def __init__(self, raw, inputs_after=None):
+        self.calls = [Call(**entry) for entry in raw]
+        self.inputs_after = inputs_after
+
+    def of(self, name):
+        return [c for c in self.calls if name in c.names]
+
+
+def blocked(mask, shape):
+    """Which positions a mask argument blocks, broadcast to ``shape`` (e.g. the scores'
+    (B, H, Tq, Tk)); None when it is not a mask the course's attention accepts. Boolean:
+    True blocks; float (additive): -inf or <= -1e4 blocks and every other entry is 0; integer:
+    non-zero blocks; None (or not passed) blocks nothing."""
+    if mask is None or mask is MISSING:
+        return torch.zeros(shape, dtype=torch.bool)
+    if not isinstance(mask, torch.Tensor) or mask.dim() > len(shape):
+        return None
+    if mask.dtype == torch.bool:
+        blocks = mask
+    elif mask.is_floating_point():
+        if bool(torch.isnan(mask).any()):
+            return None
+        blocks = mask <= -1e4
+        if bool((mask[~blocks] != 0).any()):
+            return None
+    else:
+        blocks = mask != 0
+    try:
+        return torch.broadcast_to(blocks, shape)
+    except RuntimeError:
+        return None
+
+
+def layer_norm(x, reference_ln):
+    """The reference LayerNorm's math with the weights the check copied in, here."""
+    with torch.no_grad():
+        return F.layer_norm(x, reference_ln.normalized_shape, reference_ln.weight.to(x.dtype),
+                            reference_ln.bias.to(x.dtype), reference_ln.eps)
+
+
+def only_call(records, path):
+    """The one call of the sub-layer at ``path`` that a block's forward makes."""
+    calls = records.of(path)
+    if not calls:
+        fail(bilingual(f"`self.{path}` tidak pernah dipanggil di forward (atau dipanggil dengan cara "
+                       "yang tidak terekam, mis. lewat salinan modulnya).",
+                       f"`self.{path}` is never called in forward (or in a way that is not seen, e.g. "
+                       "through a copy of the module)."))
+    if len(calls) > 1:
+        shared = [n for n in calls[0].names if n != path]
+        also = (bilingual(f" Modul yang sama juga dipakai sebagai `{shared[0]}`.",
+                          f" The same module is also used as `{shared[0]}`.") if shared
+                else bilingual("", ""))
+        fail(bilingual(f"`self.{path}` dipanggil {len(calls)} kali dalam satu forward; seharusnya sekali."
+                       + also["id"],
+                       f"`self.{path}` is called {len(calls)} times in one forward; it should be called "
+                       "once." + also["en"]))
+    return calls[0]
+
+
+def expect_heads(call, heads, path):
+    """The attention sub-layer was built with the block's ``num_heads``: its weights (its own,
+    also when a stand-in replaced them) have that many heads."""
+    weights = call.second
+    found = None
+    returned = call.replaced.get("returned") if call.replaced else None
+    if isinstance(returned, list) and len(returned) >= 2:
+        shape = returned[1]
+        found = shape[1] if isinstance(shape, tuple) and len(shape) == 4 else None
+    elif not call.replaced and isinstance(weights, torch.Tensor) and weights.dim() == 4:
+        found = weights.shape[1]
+    if found is not None and found != heads:
+        fail(bilingual(f"`self.{path}` memakai {found} head, padahal num_heads = {heads}: buat sub-layer "
+                       "dengan argumen blok, bukan angka tetap.",
+                       f"`self.{path}` uses {found} heads although num_heads = {heads}: build the "
+                       "sub-layer with the block's arguments, not a fixed number."))

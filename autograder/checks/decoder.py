@@ -1,14 +1,36 @@
 """Checks of the decoder assignment: the pre-LN decoder block with masked self-attention
-and cross-attention."""
+and cross-attention.
+
+The block always runs with its own sub-layers (self_attn, cross_attn, ffn, ln1..ln3 and the
+causal_mask it calls). What each check uses:
+
+- wiring (``dec.wiring``, ``dec.cross_weights``, ``dec.float64``, ``dec.hidden_config``):
+  self_attn, cross_attn, ffn and the module's causal_mask are recorded and the contract's wiring
+  is recomputed here from what they returned, with the reference LayerNorm math and the weights
+  copied in: self_attn gets ln1(x) three times and the causal mask of size Tdec (the block's own
+  causal_mask(Tdec) counts as that mask, whatever it holds: its bugs are its own checks'),
+  cross_attn gets ln2(h) and ln2(memory) twice and no mask, ffn gets ln3(h), the output is
+  h + ffn(ln3(h)) and the returned weights are cross_attn's. A bug inside a sub-layer costs
+  only its own checks and ``dec.integration``;
+- the whole block against the reference: ``dec.integration`` only;
+- properties (``dec.shape``, ``dec.causality``, ``dec.memory_path``, ``dec.batch_independence``,
+  ``dec.no_inplace``): the block as written;
+- ``dec.gradient_flow``: the block as written, its sub-layers recorded to tell a cut in the
+  block from one inside a sub-layer; ``dec.device_agnostic``: the block on the meta device.
+
+Wherever the block runs with recording, a sub-layer that raises or returns another form than
+the contract's hands the block a check-made stand-in of the right shape instead.
+"""
 
 import torch
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_float64, expect_gradients_consistent, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_rows_sum_to_one, expect_runs_on_meta,
-    expect_submodules, ffn_shapes, layernorm_shapes, mha_shapes,
+    expect_batch_independent, expect_gradients_consistent, expect_inputs_untouched,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
+    layernorm_shapes, mha_shapes,
 )
-from autograder.checks.registry import OUTPUT, check, fail
+from autograder.checks.context import MISSING, blocked, expect_heads, layer_norm, only_call
+from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.texts import bilingual
 
 DEC = "DecoderBlock"
@@ -34,12 +56,127 @@ def decoder_inputs(ctx, sizes, batch=None, t_dec=None, t_src=None, dtype=torch.f
     return x, memory
 
 
-def decoder_forward(ctx, obj, x, memory):
-    result = ctx.call(obj, x, memory)
+SUBLAYERS = ("self_attn", "cross_attn", "ffn")
+
+
+def decoder_pair(ctx, result):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         fail(bilingual("DecoderBlock.forward harus mengembalikan pasangan (keluaran, bobot cross-attention).",
                        "DecoderBlock.forward must return a pair (output, cross-attention weights)."))
     return ctx.tensor(result[0], OUTPUT), ctx.tensor(result[1], CROSS)
+
+
+def decoder_forward(ctx, obj, x, memory):
+    return decoder_pair(ctx, ctx.call(obj, x, memory))
+
+
+def standins(ctx, x, memory, heads):
+    """Check-made results for the sub-layers, used only where the block's own one is broken."""
+    b, t_dec, d = x.shape
+    return {"self_attn": [ctx.standin_attention(b, heads, t_dec, t_dec, d, x.dtype)],
+            "cross_attn": [ctx.standin_attention(b, heads, t_dec, memory.shape[1], d, x.dtype)],
+            "ffn": [ctx.standin_tokenwise(x.shape, x.dtype)]}
+
+
+def run_block(ctx, obj, x, memory, heads, offered=None, return_inputs=False):
+    """The block's result on (x, memory), its sub-layers and causal_mask recorded."""
+    return ctx.record(obj, x, memory, modules=SUBLAYERS, functions=("causal_mask",),
+                      standins=offered or standins(ctx, x, memory, heads), return_inputs=return_inputs)
+
+
+def recorded_forward(ctx, obj, x, memory, heads, offered=None):
+    return decoder_pair(ctx, run_block(ctx, obj, x, memory, heads, offered)[0])
+
+
+def _is_causal_mask_call(call, mask, t_dec, shape):
+    """The mask is the result of the block's own causal_mask(Tdec) call."""
+    size = call.arguments(("t",)).get("t", MISSING)
+    if not isinstance(size, int) or isinstance(size, bool) or size != t_dec:
+        return False
+    made, passed = blocked(call.main, shape), blocked(mask, shape)
+    return made is not None and passed is not None and torch.equal(made, passed)
+
+
+def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
+    """(output, cross weights) the contract's wiring gives with the block's own sub-layer results
+    (from the records) and the reference LayerNorm math; fails naming the first step that
+    differs."""
+    b, t_dec, d = x.shape
+    t_src = memory.shape[1]
+    self_attn = only_call(records, "self_attn")
+    expect_heads(self_attn, heads, "self_attn")
+    n = layer_norm(x, ref.ln1)
+    q, k, v, mask = self_attn.attention_arguments()
+    for slot, value in zip("qkv", (q, k, v)):
+        if not ctx.same(value, n, tolerance):
+            if ctx.same(value, x, tolerance):
+                fail(bilingual("Blok decoder tidak menormalkan x dengan ln1 sebelum self-attention.",
+                               "The decoder block does not normalise x with ln1 before self-attention."))
+            fail(bilingual(f"Argumen {slot} untuk self.self_attn bukan ln1(x).",
+                           f"The {slot} argument of self.self_attn is not ln1(x)."))
+    shape = (b, heads, t_dec, t_dec)
+    passed = blocked(mask, shape)
+    causal = torch.triu(torch.ones(t_dec, t_dec, dtype=torch.bool), diagonal=1).expand(shape)
+    if not (passed is not None and torch.equal(passed, causal)) and not any(
+            _is_causal_mask_call(call, mask, t_dec, shape) for call in records.of("causal_mask")):
+        if passed is not None and not passed.any():
+            fail(bilingual("Blok decoder tidak memakai mask kausal pada self-attention.",
+                           "The decoder block uses no causal mask in self-attention."))
+        fail(bilingual(f"Mask self-attention bukan mask kausal berukuran Tdec = {t_dec} (True di atas "
+                       "diagonal), mis. causal_mask(x.size(1)).",
+                       f"The self-attention mask is not the causal mask of size Tdec = {t_dec} (True "
+                       "above the diagonal), e.g. causal_mask(x.size(1))."))
+    a = ctx.tensor(self_attn.main, bilingual("Keluaran self.self_attn", "The output of self.self_attn"),
+                   shape=x.shape)
+    h = x + a
+    cross = only_call(records, "cross_attn")
+    expect_heads(cross, heads, "cross_attn")
+    q, k, v, mask = cross.attention_arguments()
+    if not ctx.same(q, layer_norm(h, ref.ln2), tolerance):
+        if ctx.same(q, h, tolerance):
+            fail(bilingual("Blok decoder tidak menormalkan h dengan ln2 sebelum cross-attention.",
+                           "The decoder block does not normalise h with ln2 before cross-attention."))
+        fail(bilingual("Kueri self.cross_attn bukan ln2(h) dengan h = x + self_attn(...)[0].",
+                       "The query of self.cross_attn is not ln2(h) with h = x + self_attn(...)[0]."))
+    for value in (k, v):
+        if not ctx.same(value, layer_norm(memory, ref.ln2), tolerance):
+            if ctx.same(value, memory, tolerance):
+                fail(bilingual("Blok decoder tidak menormalkan memori dengan ln2.",
+                               "The decoder block does not normalise the memory with ln2."))
+            if ctx.same(value, layer_norm(memory, ref.ln1), tolerance):
+                fail(bilingual("Blok decoder menormalkan memori dengan ln1, bukan ln2.",
+                               "The decoder block normalises the memory with ln1 instead of ln2."))
+            fail(bilingual("Kunci dan nilai self.cross_attn bukan m = ln2(memory).",
+                           "The keys and values of self.cross_attn are not m = ln2(memory)."))
+    passed = blocked(mask, (b, heads, t_dec, t_src))
+    if passed is None or passed.any():
+        fail(bilingual("Cross-attention mendapat mask; setiap token decoder boleh melihat seluruh memori.",
+                       "Cross-attention is given a mask; every decoder token may see the whole memory."))
+    z = ctx.tensor(cross.main, bilingual("Keluaran self.cross_attn", "The output of self.cross_attn"),
+                   shape=x.shape)
+    h = h + z
+    ffn = only_call(records, "ffn")
+    if not ctx.same(ffn.arguments(("x",)).get("x", MISSING), layer_norm(h, ref.ln3), tolerance):
+        fail(bilingual("self.ffn tidak menerima ln3(h) dengan h = h + cross_attn(...)[0].",
+                       "self.ffn does not receive ln3(h) with h = h + cross_attn(...)[0]."))
+    f = ctx.tensor(ffn.main, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
+    return h + f, cross.second
+
+
+def expect_wiring(ctx, obj, ref, x, memory, heads, tolerance="float32"):
+    """Run the block with recording; its output must be the contract's wiring of what its own
+    sub-layers returned. Returns (output, expected output, weights, records)."""
+    result, records = run_block(ctx, obj, x, memory, heads)
+    out, weights = decoder_pair(ctx, result)
+    expected, _ = expected_output(ctx, records, ref, x, memory, heads, tolerance)
+    ctx.tensor(out, OUTPUT, shape=x.shape)
+    if not ctx.same(out, expected, tolerance):
+        diff = (out.double() - expected.double()).abs().nan_to_num(float("inf")).max().item()
+        fail(bilingual("Keluaran blok bukan h + ffn(ln3(h)) dari hasil sub-layernya sendiri (selisih "
+                       f"maksimum {diff:.3g}).",
+                       "The block's output is not h + ffn(ln3(h)) of what its own sub-layers returned "
+                       f"(largest difference {diff:.3g})."))
+    return out, expected, weights, records
 
 
 @check("dec.present", assignment="decoder", target=DEC, category="api", points=1,
@@ -85,9 +222,9 @@ def dec_param_count(ctx):
                        "Shapes of output (B, Tdec, D) and cross weights (B, H, Tdec, Tsrc)"), hint=HINT_DEC)
 def dec_shape(ctx):
     c = ctx.chapter
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(c))
+    obj = ctx.new(DEC, *dec_args(c))
     x, memory = decoder_inputs(ctx, c)
-    out, weights = decoder_forward(ctx, obj, x, memory)
+    out, weights = recorded_forward(ctx, obj, x, memory, c.num_heads)
     ctx.tensor(out, OUTPUT, shape=x.shape)
     ctx.tensor(weights, CROSS, shape=(c.batch, c.num_heads, c.decoder_length, c.length))
     ctx.expect_nontrivial(out, x)
@@ -98,42 +235,10 @@ def dec_shape(ctx):
        title=bilingual("Susunan blok decoder benar", "The decoder block's wiring is correct"),
        hint=HINT_DEC)
 def dec_wiring(ctx):
-    obj, ref = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter))
-    x, memory = decoder_inputs(ctx, ctx.chapter)
-    out, weights = decoder_forward(ctx, obj, x, memory)
-    with torch.no_grad():
-        ref_out, _ = ref(x, memory)
-        if not ctx.close(out, ref_out):
-            for variant, label in _decoder_variants(ref, x, memory):
-                if ctx.close(out, variant):
-                    fail(bilingual(f"Keluaran Anda cocok dengan blok decoder yang {label['id']}.",
-                                   f"Your output matches a decoder block that {label['en']}."))
-    ctx.expect_close(out, ref_out, OUTPUT)
-
-
-def _decoder_variants(ref, x, memory):
-    """Outputs of typical mis-wirings, computed with the reference's own sub-layers."""
-    t = x.size(1)
-    causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-
-    def run(self_mask=causal, memory_norm=ref.ln2, query_norm=ref.ln2):
-        n = ref.ln1(x)
-        h = x + ref.self_attn(n, n, n, self_mask)[0]
-        m = memory_norm(memory)
-        h = h + ref.cross_attn(query_norm(h), m, m)[0]
-        return h + ref.ffn(ref.ln3(h))
-
-    identity = torch.nn.Identity()
-    return [
-        (run(self_mask=None), bilingual("tidak memakai mask kausal pada self-attention",
-                                        "uses no causal mask in self-attention")),
-        (run(memory_norm=identity), bilingual("tidak menormalkan memori dengan ln2",
-                                              "does not normalise the memory with ln2")),
-        (run(memory_norm=ref.ln1), bilingual("menormalkan memori dengan ln1, bukan ln2",
-                                             "normalises the memory with ln1 instead of ln2")),
-        (run(query_norm=identity), bilingual("tidak menormalkan h dengan ln2 sebelum cross-attention",
-                                             "does not normalise h with ln2 before cross-attention")),
-    ]
+    c = ctx.chapter
+    obj, ref = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
+    x, memory = decoder_inputs(ctx, c)
+    expect_wiring(ctx, obj, ref, x, memory, c.num_heads)
 
 
 @check("dec.integration", assignment="decoder", target=DEC, category="numeric_vs_reference", points=2,
@@ -161,15 +266,16 @@ def dec_integration(ctx):
                       "diagonal) made on the input's device, e.g. `causal_mask(T).to(x.device)`."))
 def dec_causality(ctx):
     c = ctx.chapter
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(c))
+    obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c)
-    out, _ = decoder_forward(ctx, obj, x, memory)
+    offered = standins(ctx, x, memory, c.num_heads)
+    out, _ = recorded_forward(ctx, obj, x, memory, c.num_heads, offered)
     ctx.expect_nontrivial(out, x)
     tol = ctx.tolerance("property")
     for cut in range(c.decoder_length):
         changed = x.clone()
         changed[:, cut:] += ctx.randn(c.batch, c.decoder_length - cut, c.d_model)
-        out2, _ = decoder_forward(ctx, obj, changed, memory)
+        out2, _ = recorded_forward(ctx, obj, changed, memory, c.num_heads, offered)
         if out2.shape != out.shape:
             fail(bilingual("Bentuk keluaran berubah-ubah.", "The output shape is not stable."))
         if not torch.allclose(out2[:, :cut], out[:, :cut], rtol=tol.rtol, atol=tol.atol):
@@ -191,14 +297,15 @@ def dec_causality(ctx):
                       "cross_attn(ln2(h), m, m) with m = ln2(memory)."))
 def dec_memory_path(ctx):
     c = ctx.chapter
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(c))
+    obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c)
-    out, _ = decoder_forward(ctx, obj, x, memory)
+    offered = standins(ctx, x, memory, c.num_heads)
+    out, _ = recorded_forward(ctx, obj, x, memory, c.num_heads, offered)
     ctx.expect_nontrivial(out, x)
     for position in range(c.length):
         changed = memory.clone()
         changed[:, position] += ctx.randn(c.batch, c.d_model)
-        out2, _ = decoder_forward(ctx, obj, x, changed)
+        out2, _ = recorded_forward(ctx, obj, x, changed, c.num_heads, offered)
         if out2.shape != out.shape or (out2 - out).abs().max() < 1e-4:
             fail(bilingual(f"Mengubah token memori posisi {position} tidak mengubah keluaran decoder: "
                            "memori tidak sampai ke cross-attention.",
@@ -215,28 +322,41 @@ def dec_memory_path(ctx):
                       "every row sums to 1."))
 def dec_cross_weights(ctx):
     c = ctx.chapter
-    obj, ref = ctx.with_reference_sublayers(DEC, *dec_args(c))
+    obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c)
-    _, weights = decoder_forward(ctx, obj, x, memory)
+    result, records = run_block(ctx, obj, x, memory, c.num_heads)
+    _, weights = decoder_pair(ctx, result)
     ctx.tensor(weights, CROSS, shape=(c.batch, c.num_heads, c.decoder_length, c.length))
-    ctx.expect_nontrivial(weights)
-    expect_rows_sum_to_one(ctx, weights)
-    with torch.no_grad():
-        ctx.expect_close(weights, ref(x, memory)[1], CROSS)
+    cross = only_call(records, "cross_attn")
+    if not ctx.same(weights, cross.second):
+        own = records.of("self_attn")
+        if own and ctx.same(weights, own[0].second):
+            fail(bilingual("Bobot yang dikembalikan adalah bobot self-attention, bukan cross-attention.",
+                           "The weights returned are the self-attention's, not the cross-attention's."))
+        fail(bilingual("Bobot yang dikembalikan bukan bobot yang dikembalikan self.cross_attn.",
+                       "The weights returned are not the weights self.cross_attn returned."))
 
 
 @check("dec.float64", assignment="decoder", target=DEC, category="dtype", points=1, needs=("dec.construct",),
        title=bilingual("Bekerja setelah .double()", "Works after .double()"),
        hint=bilingual("Jangan menetapkan dtype di dalam blok.", "Do not hard-code a dtype inside the block."))
 def dec_float64(ctx):
-    obj64, ref64 = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter), dtype="float64")
-    obj32, ref32 = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter))
-    x, memory = decoder_inputs(ctx, ctx.chapter, dtype=torch.float64)
-    out64, _ = decoder_forward(ctx, obj64, x, memory)
-    out32, _ = decoder_forward(ctx, obj32, x.float(), memory.float())
-    with torch.no_grad():
-        expect_float64(ctx, out64, out32, ref64(x, memory)[0], ref32(x.float(), memory.float())[0],
-                       OUTPUT)
+    c = ctx.chapter
+    obj64, ref64 = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS, dtype="float64")
+    obj32, ref32 = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
+    x, memory = decoder_inputs(ctx, c, dtype=torch.float64)
+    result, records = run_block(ctx, obj32, x.float(), memory.float(), c.num_heads)
+    out32, _ = decoder_pair(ctx, result)
+    ctx.tensor(out32, OUTPUT, shape=x.shape)
+    try:  # whether the float32 wiring holds (graded by dec.wiring, not here)
+        expected32, _ = expected_output(ctx, records, ref32, x.float(), memory.float(), c.num_heads)
+        holds32 = ctx.same(out32, expected32)
+    except CheckFailed:
+        holds32 = False
+    ctx.expect_float64_block(
+        out32, holds32,
+        lambda: expect_wiring(ctx, obj64, ref64, x, memory, c.num_heads, tolerance="float64")[0],
+        lambda: recorded_forward(ctx, obj64, x, memory, c.num_heads)[0], OUTPUT)
 
 
 @check("dec.hidden_config", assignment="decoder", target=DEC, category="hidden_config", points=2,
@@ -246,13 +366,10 @@ def dec_float64(ctx):
                       "Do not hard-code sizes; the causal mask must have the input's Tdec."))
 def dec_hidden_config(ctx):
     h = ctx.hidden
-    obj, ref = ctx.with_reference_sublayers(DEC, *dec_args(h))
-    for t_dec, t_src in ((h.decoder_length, h.length), (h.length, h.decoder_length)):
+    obj, ref = ctx.block(DEC, *dec_args(h), sublayers=SUBLAYERS)
+    for t_dec, t_src in ((h.decoder_length, h.length), (h.length, h.decoder_length)):  # one block
         x, memory = decoder_inputs(ctx, h, t_dec=t_dec, t_src=t_src)
-        out, weights = decoder_forward(ctx, obj, x, memory)
-        with torch.no_grad():
-            ref_out, _ = ref(x, memory)
-        ctx.expect_close(out, ref_out, OUTPUT)
+        expect_wiring(ctx, obj, ref, x, memory, h.num_heads)
 
 
 @check("dec.gradient_flow", assignment="decoder", target=DEC, category="gradient_flow", points=1,
@@ -263,17 +380,23 @@ def dec_hidden_config(ctx):
                       "Do not cut the computation graph (`.detach()`, `.data`, `torch.no_grad()`) in the "
                       "block's forward."))
 def dec_gradient_flow(ctx):
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter))
+    obj, _ = ctx.block(DEC, *dec_args(ctx.chapter), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, ctx.chapter)
-    expect_gradients_consistent(ctx, obj, (x, memory), ctx.randn(*x.shape))
+    expect_gradients_consistent(ctx, obj, (x, memory), ctx.randn(*x.shape), sublayers=SUBLAYERS)
 
 
 @check("dec.batch_independence", assignment="decoder", target=DEC, category="batch_independence", points=1,
        needs=("dec.construct",), title=bilingual("Item batch saling bebas", "Batch items are independent"),
        hint=bilingual("Tidak ada operasi yang mencampur item batch.", "No operation may mix batch items."))
 def dec_batch_independence(ctx):
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter))
-    expect_batch_independent(ctx, obj, decoder_inputs(ctx, ctx.chapter, batch=3), vary=(0, 1))
+    c = ctx.chapter
+    obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
+    x, memory = decoder_inputs(ctx, c, batch=3)
+    offered = standins(ctx, x, memory, c.num_heads)
+
+    def call(target, x, memory):
+        return run_block(ctx, target, x, memory, c.num_heads, offered)[0]
+    expect_batch_independent(ctx, obj, (x, memory), vary=(0, 1), call=call)
 
 
 @check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1, needs=("dec.construct",),
@@ -281,8 +404,13 @@ def dec_batch_independence(ctx):
        hint=bilingual("Jangan mengubah x atau memory di tempat (`x += ...`).",
                       "Do not modify x or memory in place (`x += ...`)."))
 def dec_no_inplace(ctx):
-    obj, _ = ctx.with_reference_sublayers(DEC, *dec_args(ctx.chapter))
-    expect_inputs_untouched(ctx, obj, decoder_inputs(ctx, ctx.chapter))
+    c = ctx.chapter
+    obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
+
+    def call(target, x, memory):
+        result, records = run_block(ctx, target, x, memory, c.num_heads, return_inputs=True)
+        return result, records.inputs_after
+    expect_inputs_untouched(ctx, obj, decoder_inputs(ctx, c), call=call)
 
 
 @check("dec.device_agnostic", assignment="decoder", target=DEC, category="device_agnostic", points=1,

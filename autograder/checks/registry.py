@@ -21,6 +21,16 @@ The rule a check follows:
 - A check module imports from ``registry``, ``context``, ``common`` and ``autograder.texts``,
   never from another check module: what more than one module uses lives in common.py. The
   modules are listed, in declaration order, in ``autograder/checks/__init__.py``.
+- It never asks the grader to compute for the worker: a student's module always runs with
+  its own sub-layers. A check that grades a module apart from its sub-layers *records* them
+  (``ctx.record``: each call's arguments and result come back with the output) and recomputes
+  the module's own part here from the recorded results. Block and MHA checks use:
+  wiring from records (``enc.postln_wiring``, ``enc.preln_wiring``, ``enc.hidden_config``,
+  ``enc.float64``, ``dec.wiring``, ``dec.cross_weights``, ``dec.hidden_config``, ``dec.float64``,
+  ``mha.numeric``, ``mha.float64``, ``mha.hidden_config`` around the student's own
+  scaled_dot_product_attention); the whole module against the reference (``*.integration``);
+  the module as written (every property check, with recorded sub-layers for
+  ``enc.masking`` and the gradient checks). Each module's docstring has the details.
 """
 
 from dataclasses import dataclass, fields, replace

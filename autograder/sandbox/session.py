@@ -2,23 +2,27 @@
 
 A ``Session`` starts the worker lazily, loads the student's code into it, and
 restarts it after a crash or a timeout so that one bad check does not take
-the others down. It also answers the worker's callbacks for reference
-sub-layers that were swapped into a student's block: those run here, in the
-trusted process.
+the others down.
+
+The grader only ever sends requests whose inputs a check made itself (and the weights
+it copies in); the worker only ever answers them. Nothing the worker sends makes the
+grader run, build or allocate anything else: there are no callbacks, and a frame that is
+not the answer to the request in flight (a forged or stale one) is a protocol violation,
+``WorkerFailure("bad_reply")``. To see inside a student's block, a check asks for a
+*recording* (``call_recording``): the worker wraps the student's own sub-layers for that
+call and returns each call's arguments and result with the block's output.
 """
 
-import copy
-import inspect
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import torch
-
-from autograder.reference_weights import deterministic_weights
 from autograder.sandbox import wire
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure, shared_zygote
 
-__all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure"]
+__all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure", "MAX_RECORDS"]
+
+MAX_RECORDS = 64  # recorded calls one reply may hold (the worker stops recording there)
+MAX_RECORD_ELEMENTS = 1_000_000  # per recorded tensor: a check's inputs are far smaller
 
 
 @dataclass
@@ -30,7 +34,16 @@ class RemoteObject:
     params: dict  # attribute path -> shape, each parameter once (what counts)
     aliases: dict  # every attribute path of a parameter -> shape (shared ones too)
     modules: dict  # attribute path -> type name
-    proxies: dict = field(default_factory=dict)  # attribute path -> handle
+
+    def sub(self, path):
+        """One of its sub-modules, by attribute path, as a target for ``call`` / ``grad``."""
+        return SubModule(self, path)
+
+
+@dataclass(frozen=True)
+class SubModule:
+    owner: RemoteObject
+    path: str
 
 
 class Session:
@@ -51,10 +64,7 @@ class Session:
         self.load_failure = None
         self.output_tail = ""
         self._ids = itertools.count(1)
-        self._handles = {}
-        self._in_grad_request = False
-        self._calls = {}  # reference calls made for the worker, kept for their backward
-        self._calls_without_grad = set()  # proxy handles the last request ran outside autograd
+        self._seq = itertools.count(1)
 
     # -- lifecycle -------------------------------------------------------------
     def _ensure_worker(self):
@@ -93,99 +103,27 @@ class Session:
         self._drop_worker()
 
     def _request(self, message, timeout=None):
-        self._calls.clear()
-        self._calls_without_grad.clear()
-        self._in_grad_request = message.get("op") == "grad"
+        """One request, one answer. No callback is answered: ``request`` is called without
+        one, so a frame that asks for something is a ``WorkerFailure`` like any malformed one;
+        an answer to another request (its sequence number differs) is one too."""
+        seq = next(self._seq)
         try:
             self._ensure_worker()
-            return self.worker.request(message, timeout or self.request_timeout, self._callback)
+            reply = self.worker.request({**message, "seq": seq}, timeout or self.request_timeout)
+            if not isinstance(reply, dict) or reply.get("seq") != seq:
+                raise WorkerFailure("bad_reply", "an answer that is not the answer to this request")
+            return reply
         except WorkerFailure:
             self._drop_worker()
             raise
 
-    # -- reference sub-layers swapped into a student's block ----------------------
-    def _callback(self, request):
-        kind = request.get("kind")
-        if kind == "new":
-            args, kwargs = self._callback_arguments(request)
-            cls = getattr(self.reference, str(request.get("name")))
-            handle = len(self._handles) + 1
-            module = _call_with_contract_arguments(cls, args, kwargs).eval()
-            self._handles[handle] = deterministic_weights(module, seed=handle)
-            return handle
-        if kind == "call":
-            return self._reference_call(request)
-        if kind == "func" and request.get("name") in ("causal_mask",):
-            args, kwargs = self._callback_arguments(request)
-            return _call_with_contract_arguments(self.reference.causal_mask, args, kwargs)
-        if kind == "vjp":
-            inputs, outputs = self._calls[int(request["call"])]
-            grads = wire.decode_value(request.get("grads"))
-            pairs = [(o, g) for o, g in zip(outputs, grads)
-                     if isinstance(g, torch.Tensor) and o.requires_grad and g.shape == o.shape]
-            wanted = [t for t in inputs if t.requires_grad]
-            found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g.to(o.dtype) for o, g in pairs],
-                                             allow_unused=True) if pairs and wanted else ())
-            return [next(found, None) if t.requires_grad else None for t in inputs]
-        raise ValueError(f"unknown callback {kind!r}")
-
-    @staticmethod
-    def _callback_arguments(request):
-        args = wire.decode_value(request.get("args"))
-        kwargs = wire.decode_value(request.get("kwargs"))
-        if not isinstance(args, list) or not isinstance(kwargs, dict):
-            raise ValueError("bad callback arguments")
-        return args, kwargs
-
-    def _reference_call(self, request):
-        module = self._handles[int(request["handle"])]
-        args, kwargs = self._callback_arguments(request)
-        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-        floats = [t for t in tensors if t.is_floating_point()]
-        dtype = floats[0].dtype if floats else None
-        if dtype is not None and next(module.parameters()).dtype != dtype:
-            module = copy.deepcopy(module).to(dtype)  # never change the trusted module itself
-        grad = bool(request.get("grad"))
-        if self._in_grad_request and not grad:
-            self._calls_without_grad.add(int(request["handle"]))
-        if grad:
-            args = [a.requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                    for a in args]
-            kwargs = {k: v.requires_grad_() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                      for k, v in kwargs.items()}
-        with torch.set_grad_enabled(grad):
-            outputs = _call_with_contract_arguments(module.forward, args, kwargs)
-        call = len(self._calls) + 1
-        listed = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-        self._calls[call] = ([a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)], listed)
-        detached = [o.detach() for o in listed]
-        return {"call": call, "outputs": detached[0] if not isinstance(outputs, (tuple, list)) else detached}
-
-    def sublayers_called_without_grad(self, obj):
-        """Attribute paths of the swapped-in sub-layers that the last gradient request ran
-        under ``no_grad`` or on detached inputs."""
-        return sorted(path for path, handle in obj.proxies.items() if handle in self._calls_without_grad)
-
-    def bind_proxies(self, obj, reference_module):
-        """Make each swapped-in sub-layer compute with the reference module's own sub-layer,
-        unless the student built it with other sizes (e.g. a hard-coded number of heads)."""
-        for path, handle in obj.proxies.items():
-            try:
-                target = reference_module.get_submodule(path)
-            except AttributeError:
-                continue  # stored under a name the contract does not know: the wiring check fails
-            built = self._handles.get(handle)
-            if built is not None and _configuration(built) != _configuration(target):
-                continue  # keep the instance built with the student's own sizes
-            self._handles[handle] = target
-
     # -- operations ----------------------------------------------------------------
-    def new(self, name, *args, proxies=None, dtype=None, device=None, repeat=1, **kwargs):
+    def new(self, name, *args, dtype=None, device=None, repeat=1, **kwargs):
         object_id = f"o{next(self._ids)}"
         info = self._request({
             "op": "new", "id": object_id, "name": name,
             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
-            "proxies": list(proxies or ()), "dtype": dtype, "device": device, "repeat": repeat,
+            "dtype": dtype, "device": device, "repeat": repeat,
         })
         try:
             return RemoteObject(
@@ -193,7 +131,6 @@ class Session:
                 params={str(p): tuple(int(n) for n in s) for p, s in info["params"]},
                 aliases={str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
                 modules={str(p): str(t) for p, t in info["modules"]},
-                proxies={str(p): int(h) for p, h in info["proxies"]},
             )
         except (KeyError, TypeError, ValueError):
             raise WorkerFailure("bad_reply", "malformed description of a new object") from None
@@ -207,36 +144,70 @@ class Session:
             raise WorkerFailure("bad_reply", "malformed answer to set") from None
 
     @staticmethod
-    def _target(target, proxies=None):
+    def _target(target):
         if isinstance(target, RemoteObject):
             return {"obj": target.id}
-        return {"func": target, "proxies": list(proxies or ())}
+        if isinstance(target, SubModule):
+            return {"obj": target.owner.id, "path": target.path}
+        return {"func": str(target)}
 
-    def call(self, target, *args, proxies=None, **kwargs):
+    def call(self, target, *args, **kwargs):
         """Run a student function or module; returns its result."""
-        return self._call(target, args, kwargs, proxies, return_inputs=False)[0]
+        return self._call(target, args, kwargs, None, return_inputs=False)[0]
 
     def call_returning_inputs(self, target, *args, **kwargs):
         """Run it and also return the inputs as they were afterwards (to spot in-place edits)."""
         return self._call(target, args, kwargs, None, return_inputs=True)
 
-    def _call(self, target, args, kwargs, proxies, return_inputs):
-        reply = self._request({"op": "call", "target": self._target(target, proxies),
-                               "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
-                               "return_inputs": return_inputs})
+    def call_recording(self, target, args, kwargs=None, record=None, return_inputs=False):
+        """Run it with the sub-layers and functions named in ``record`` recorded:
+        ``record = {"modules": [attribute paths], "functions": [names], "standins": {name:
+        [{"result": value, "inputs": [shape, ...]} per call]}}`` (see the worker's
+        ``_Recorder`` for when a stand-in is used). Returns (result, records, inputs afterwards or None): the
+        records as plain data, validated for their form and size only
+        (``checks.context.Records`` reads them)."""
+        result, after, records = self._call(target, args, kwargs or {}, _record_spec(record),
+                                            return_inputs=return_inputs)
+        return result, records, after
+
+    def _call(self, target, args, kwargs, record, return_inputs):
+        message = {"op": "call", "target": self._target(target),
+                   "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
+                   "return_inputs": return_inputs}
+        if record is not None:
+            message["record"] = record
+        reply = self._request(message)
         try:
             after = wire.decode_value(reply["inputs_after"]) if return_inputs else None
-            return wire.decode_value(reply["result"]), after
+            result = wire.decode_value(reply["result"])
         except (KeyError, TypeError, wire.WireError) as error:
             raise WorkerFailure("bad_reply", str(error)) from None
+        if record is None:
+            return result, after
+        return result, after, _decode_records(reply)
 
     def grad(self, target, cotangent, *args, **kwargs):
         """Gradients of every parameter and input after backpropagating <cotangent, output>:
         ({path: tensor or None}, [tensor or None per argument])."""
-        reply = self._request({"op": "grad", "target": self._target(target),
-                               "cotangent": wire.encode_value(cotangent),
-                               "args": wire.encode_value(list(args)),
-                               "kwargs": wire.encode_value(kwargs)})
+        params, inputs, _ = self._grad(target, cotangent, args, kwargs, None)
+        return params, inputs
+
+    def grad_recording(self, target, cotangent, args, kwargs=None, record=None):
+        """``grad`` with sub-layers recorded as in ``call_recording`` (without stand-ins):
+        (param grads, input grads, records); each record also says whether autograd was on
+        and whether the call's inputs and result required gradients."""
+        spec = _record_spec(record)
+        spec.pop("standins", None)
+        return self._grad(target, cotangent, args, kwargs or {}, spec)
+
+    def _grad(self, target, cotangent, args, kwargs, record):
+        message = {"op": "grad", "target": self._target(target),
+                   "cotangent": wire.encode_value(cotangent),
+                   "args": wire.encode_value(list(args)),
+                   "kwargs": wire.encode_value(kwargs)}
+        if record is not None:
+            message["record"] = record
+        reply = self._request(message)
         try:
             params = wire.decode_value(reply["param_grads"])
             inputs = wire.decode_value(reply["input_grads"])
@@ -244,24 +215,82 @@ class Session:
             raise WorkerFailure("bad_reply", str(error)) from None
         if not isinstance(params, dict) or not isinstance(inputs, list):
             raise WorkerFailure("bad_reply", "malformed gradient report")
-        return params, inputs
+        return params, inputs, (_decode_records(reply) if record is not None else None)
 
 
-def _configuration(module):
-    """What construction decided: parameter shapes and plain settings (e.g. num_heads)."""
-    settings = {k: v for k, v in vars(module).items()
-                if isinstance(v, (int, float, bool, str)) and k != "training"}
-    return [tuple(p.shape) for p in module.parameters()], settings
+def _record_spec(record):
+    record = dict(record or {})
+    spec = {"modules": [str(m) for m in record.get("modules", ())],
+            "functions": [str(f) for f in record.get("functions", ())]}
+    if record.get("standins"):  # {path: [{"result": value, "inputs": [shape, ...]}, ...]}
+        spec["standins"] = wire.encode_value(
+            {str(k): [{"result": s["result"], "inputs": [list(shape) for shape in s.get("inputs", ())]}
+                      for s in v] for k, v in record["standins"].items()})
+    return spec
 
 
-def _call_with_contract_arguments(function, args, kwargs):
-    """Call a reference function with the arguments the contract names; a student's extra
-    optional arguments (dropout=..., device=...) are dropped."""
-    parameters = [p for p in inspect.signature(function).parameters.values()
-                  if p.name != "self" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    names = [p.name for p in parameters]
-    kept = {k: v for k, v in kwargs.items() if k in names[len(args):]}
-    return function(*args[:len(names)], **kept)
+_RECORD_KEYS = ("names", "index", "params", "defaults", "args", "kwargs", "grad", "output", "replaced")
+
+
+def _decode_records(reply):
+    """The records of a reply, decoded: a list of dicts (at most ``MAX_RECORDS``), each with
+    ``names``, ``index``, ``params`` ([[name, kind, has_default]] or None), ``defaults``,
+    ``args``, ``kwargs``, ``output``, ``grad`` and ``replaced``. Anything of another form is
+    a ``WorkerFailure``; tensors are limited to ``MAX_RECORD_ELEMENTS`` each."""
+    try:
+        raw = reply["records"]
+        entries = raw["records"]
+        if not isinstance(entries, list) or len(entries) > MAX_RECORDS:
+            raise WorkerFailure("bad_reply", "too many records")
+        decoded = []
+        for entry in entries:
+            names = [str(n)[:80] for n in entry["names"]][:8]
+            params = entry.get("params")
+            if params is not None:
+                params = [(str(n)[:80], str(k)[:40], bool(d)) for n, k, d in params[:16]]
+            grad = entry.get("grad") or {}
+            decoded.append({
+                "names": tuple(names), "index": int(entry.get("index", 0)), "params": params,
+                "defaults": _decode(entry.get("defaults"), dict),
+                "args": _decode(entry["args"], list), "kwargs": _decode(entry["kwargs"], dict),
+                "output": _decode(entry.get("output")),
+                "grad": {k: bool(grad.get(k)) for k in ("enabled", "inputs", "output")},
+                "replaced": _replaced(entry.get("replaced")),
+            })
+        return decoded
+    except WorkerFailure:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, wire.WireError) as error:
+        raise WorkerFailure("bad_reply", f"malformed records: {str(error)[:200]}") from None
+
+
+def _decode(value, kind=None):
+    decoded = wire.decode_value(value, max_elements=MAX_RECORD_ELEMENTS)
+    if kind is not None and not isinstance(decoded, kind):
+        raise ValueError(f"expected a {kind.__name__}")
+    return decoded
+
+
+def _replaced(value):
+    """Why the worker returned the stand-in instead of the sub-layer's result: None, or
+    {"raised": "Type: message"} or {"returned": shapes} with shapes a tensor's shape (a tuple),
+    or a list of them for a sequence, or None for anything else."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("bad replaced")
+    if "raised" in value:
+        raised = value["raised"] if isinstance(value["raised"], dict) else {}
+        return {"raised": f"{str(raised.get('type', ''))[:80]}: {str(raised.get('message', ''))[:200]}"}
+    return {"returned": _shapes(value.get("returned"), 3)}
+
+
+def _shapes(value, depth):
+    if isinstance(value, dict) and isinstance(value.get("shape"), list) and len(value["shape"]) <= 8:
+        return tuple(int(n) for n in value["shape"])
+    if isinstance(value, list) and depth > 0:
+        return [_shapes(v, depth - 1) for v in value[:4]]
+    return None
 
 
 def _validate_load_info(info, names):

@@ -6,6 +6,12 @@ receives an expected value: it builds the student's objects, copies in the
 weights it is sent, runs them on the inputs it is sent and returns what came
 out. Every decision is taken by the grader on the other end of the pipe.
 
+The worker never asks the grader for anything: it reads a request, answers it, and reads
+the next one. The grader treats any other frame as a protocol violation. What the grader
+needs to see inside a student's block, it asks for in the request (``record``): the
+student's own sub-layers are wrapped for that one call and every call's inputs and outputs
+come back with the result (see ``_Recorder``).
+
 ``serve(read_fd, write_fd)`` is the whole protocol, so a pre-forked process
 that already imported torch can call it in a child after ``fork``.
 """
@@ -28,7 +34,7 @@ _get = object.__getattribute__  # a student's __getattr__ / properties cannot in
 
 
 class Channel:
-    """Frames over two pipes; the worker only ever answers or asks a callback."""
+    """Frames over two pipes; the worker only ever answers the request it was sent."""
 
     def __init__(self, read_fd, write_fd):
         self.read_fd, self.write_fd = read_fd, write_fd
@@ -55,13 +61,6 @@ class Channel:
         while view:
             view = view[os.write(self.write_fd, view):]
 
-    def callback(self, request):
-        """Ask the grader to run a reference part (used for swapped-in sub-layers)."""
-        self.send({"callback": request})
-        reply = self.receive()
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return wire.decode_value(reply["result"])
 
 
 def _short(text):
@@ -114,80 +113,201 @@ def _resolve(root, path):
     return obj
 
 
-class _RemoteSublayer(torch.autograd.Function):
-    """A swapped-in reference sub-layer: the grader computes its forward and, when autograd
-    asks, its vector-Jacobian product, so gradients flow through the student's wiring."""
-
-    @staticmethod
-    def forward(ctx, channel, handle, layout, wants_grad, *tensors):
-        args, kwargs = _rebuild(layout, tensors)
-        reply = channel.callback({"kind": "call", "handle": handle, "grad": wants_grad,
-                                  "args": wire.encode_value(args), "kwargs": wire.encode_value(kwargs)})
-        ctx.channel, ctx.call = channel, reply["call"]
-        outputs = reply["outputs"]
-        ctx.single = isinstance(outputs, torch.Tensor)
-        return outputs if ctx.single else tuple(outputs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        reply = ctx.channel.callback({"kind": "vjp", "call": ctx.call, "grads": wire.encode_value(list(grads))})
-        return (None, None, None, None, *reply)
+# -- recording the student's own sub-layers for one request ------------------------------------
+MAX_RECORDS = 64  # calls recorded per request; a block makes a handful
+MAX_RECORDED = 8  # sub-layers and functions one request may ask to record
+MAX_SNAPSHOT_DEPTH = 4
 
 
-def _rebuild(layout, tensors):
-    values = [tensors[item] if kind == "tensor" else item for kind, item in layout]
-    count = len(values) - len(layout.names)
-    return values[:count], dict(zip(layout.names, values[count:]))
+def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
+    """A copy of a call's argument or result as it is now (later in-place edits do not reach it)."""
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.clone(torch.Tensor.detach(value))
+    if depth > 0 and isinstance(value, (tuple, list)):
+        return type(value)(_snapshot(v, depth - 1) for v in value) if type(value) in (tuple, list) \
+            else tuple(_snapshot(v, depth - 1) for v in value)
+    if depth > 0 and isinstance(value, dict):
+        return {str(k): _snapshot(v, depth - 1) for k, v in value.items()}
+    return value
 
 
-class _Layout(list):
-    names = ()
+def _tensors(value, depth=MAX_SNAPSHOT_DEPTH):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth > 0 and isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _tensors(item, depth - 1)
+    elif depth > 0 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item, depth - 1)
 
 
-def _make_proxy_class(channel, name):
-    class ReferenceProxy(torch.nn.Module):
-        """Stands in for a reference sub-layer; the grader computes its output."""
-
-        def __init__(self, *args, **kwargs):
-            super().__init__()
-            self.proxy_handle = channel.callback(
-                {"kind": "new", "name": name,
-                 "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs)})
-
-        def forward(self, *args, **kwargs):
-            layout, tensors = _Layout(), []
-            layout.names = tuple(kwargs)
-            for value in (*args, *kwargs.values()):
-                if isinstance(value, torch.Tensor):
-                    layout.append(("tensor", len(tensors)))
-                    tensors.append(value)
-                else:
-                    layout.append(("value", value))
-            # grad mode is off inside Function.forward: decide here whether autograd is watching
-            wants_grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-            return _RemoteSublayer.apply(channel, self.proxy_handle, layout, wants_grad, *tensors)
-
-    ReferenceProxy.__name__ = ReferenceProxy.__qualname__ = f"Reference{name}"
-    return ReferenceProxy
+def _copies(value):
+    if isinstance(value, torch.Tensor):
+        return torch.Tensor.clone(value)
+    if isinstance(value, dict):
+        return {k: _copies(v) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_copies(v) for v in value)
+    return value
 
 
-def _make_proxy_function(channel, name):
-    def reference_function(*args, **kwargs):
-        placement = {k: kwargs.pop(k) for k in ("device", "dtype") if k in kwargs}
-        result = channel.callback({"kind": "func", "name": name, "args": wire.encode_value(list(args)),
-                                   "kwargs": wire.encode_value(kwargs)})
-        placement = {k: v for k, v in placement.items() if v is not None}
-        return result.to(**placement) if placement else result
+def _same_structure(value, standin):
+    """Does a sub-layer's result look like the stand-in the grader offered (a tensor of the
+    same shape, or a sequence of such)? dtypes and devices may differ."""
+    if isinstance(standin, torch.Tensor):
+        return isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(standin.shape)
+    if isinstance(standin, (tuple, list)):
+        return (isinstance(value, (tuple, list)) and len(value) == len(standin)
+                and all(_same_structure(v, s) for v, s in zip(value, standin)))
+    return True
 
-    reference_function.__name__ = name
-    return reference_function
 
+def _structure(value):
+    """A short description of a result, for the grader's messages (no values)."""
+    if isinstance(value, torch.Tensor):
+        return {"shape": list(value.shape), "dtype": str(value.dtype)[:40]}
+    if isinstance(value, (tuple, list)):
+        return [_structure(v) for v in list(value)[:4]]
+    return {"type": type(value).__name__[:80]}
+
+
+def _signature(function):
+    """[[name, kind, has_default], ...] and the simple defaults of a callable, or (None, {})."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None, {}
+    params, defaults = [], {}
+    for p in parameters[:16]:
+        params.append([p.name, p.kind.name, p.default is not p.empty])
+        if p.default is not p.empty and (p.default is None or isinstance(p.default, (bool, int, float, str))):
+            defaults[p.name] = p.default
+    return params, defaults
+
+
+class _Recorder:
+    """For one request, wraps the student's own sub-layers (module attributes of the target,
+    by path) and module-level functions (by name) so that each call's arguments, as passed,
+    and result are recorded. Everything is put back afterwards.
+
+    The grader may offer a stand-in for a sub-layer's n-th call: ``{"result": value, "inputs":
+    [shape, ...]}``. It is used only when the call's floating-point tensor arguments have those
+    shapes (the block called the sub-layer as the contract says) and the sub-layer raised or
+    returned something of another form than ``value``: a broken sub-layer then does not take
+    the block's own checks down with it. The record says when it happened. A call with a
+    stand-in on offer gets copies of its tensor arguments, so that a sub-layer that edits its
+    inputs in place does not change the block's tensors either."""
+
+    def __init__(self, worker, root, spec):
+        self.worker, self.root = worker, root
+        self.modules = [str(p) for p in list(spec.get("modules") or [])[:MAX_RECORDED]]
+        self.functions = [str(f) for f in list(spec.get("functions") or [])[:MAX_RECORDED]]
+        standins = wire.decode_value(spec.get("standins") or {"__dict__": {}})
+        if not isinstance(standins, dict):
+            standins = {}
+        self.standins = {str(k): [s for s in v if isinstance(s, dict) and "result" in s]
+                         for k, v in standins.items() if isinstance(v, list)}
+        self.records, self.dropped, self.counts = [], 0, {}
+        self._undo = []
+
+    def __enter__(self):
+        by_module = {}
+        for path in self.modules:
+            module = _submodule(self.root, path) if isinstance(self.root, torch.nn.Module) else None
+            if isinstance(module, torch.nn.Module):
+                by_module.setdefault(id(module), (module, []))[1].append(path)
+        for module, names in by_module.values():
+            instance = _get(module, "__dict__")
+            had, before = "forward" in instance, instance.get("forward")
+            original = _get(module, "forward")
+            object.__setattr__(module, "forward", self._wrap(original, names))
+            self._undo.append(lambda m=module, h=had, b=before: (
+                object.__setattr__(m, "forward", b) if h else object.__delattr__(m, "forward")))
+        namespace = self.worker.namespace
+        for name in self.functions:
+            function = namespace.get(name)
+            if callable(function) and not isinstance(function, type):
+                namespace[name] = self._wrap(function, [name])
+                self._undo.append(lambda n=name, f=function: namespace.__setitem__(n, f))
+        return self
+
+    def __exit__(self, *exc):
+        for undo in reversed(self._undo):
+            undo()
+        self._undo = []
+        return False
+
+    def _wrap(self, original, names):
+        params, defaults = _signature(original)
+        recorder = self
+
+        def recorded(*args, **kwargs):
+            index = recorder.counts.get(names[0], 0)
+            recorder.counts[names[0]] = index + 1
+            if len(recorder.records) >= MAX_RECORDS:
+                recorder.dropped += 1
+                return original(*args, **kwargs)
+            inputs = [t for t in _tensors((args, kwargs)) if torch.is_floating_point(t)]
+            standin = None
+            for name in names:
+                offered = recorder.standins.get(name, [])
+                if index < len(offered):
+                    expected = offered[index].get("inputs") or []
+                    if all(isinstance(s, (list, tuple)) and tuple(t.shape) == tuple(s)
+                           for t, s in zip(inputs, expected)):
+                        standin = offered[index]["result"]
+                    break
+            entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
+                     "args": _snapshot(list(args)), "kwargs": _snapshot(dict(kwargs)),
+                     "grad": {"enabled": torch.is_grad_enabled(),
+                              "inputs": any(t.requires_grad for t in inputs)}}
+            recorder.records.append(entry)
+            if standin is not None:  # the sub-layer works on copies: the block's tensors stay as they are
+                args, kwargs = _copies(args), _copies(kwargs)
+            try:
+                result = original(*args, **kwargs)
+            except Exception as error:
+                if standin is None:
+                    raise
+                entry["replaced"] = {"raised": describe_exception(error)}
+                result = _copies(standin)
+            else:
+                if standin is not None and not _same_structure(result, standin):
+                    entry["replaced"] = {"returned": _structure(result)}
+                    result = _copies(standin)
+            entry["output"] = _snapshot(result)
+            entry["grad"]["output"] = any(t.requires_grad for t in _tensors(result))
+            return result
+
+        recorded.__name__ = getattr(original, "__name__", "forward")
+        recorded.__wrapped__ = original
+        return recorded
+
+    def report(self):
+        return {"records": [{**entry, "args": wire.encode_value(entry["args"]),
+                             "kwargs": wire.encode_value(entry["kwargs"]),
+                             "defaults": wire.encode_value(entry["defaults"]),
+                             "output": wire.encode_value(entry.get("output"))}
+                            for entry in self.records],
+                "dropped": self.dropped}
+
+
+def _submodule(root, path):
+    """A sub-module by attribute path, read from nn.Module's own dictionaries."""
+    module = root
+    for part in str(path).split(".") if path else ():
+        children = _get(module, "_modules")
+        module = children.get(part) if isinstance(children, dict) else None
+        if not isinstance(module, torch.nn.Module):
+            return None
+    return module
 
 class Worker:
     def __init__(self, channel):
         self.channel = channel
         self.chunks = []
-        self.namespaces = {}
+        self.namespace = {}
         self.objects = {}
 
     # -- loading -------------------------------------------------------------
@@ -206,7 +326,7 @@ class Worker:
         self.chunks = list(request["chunks"])
         namespace = {"__name__": "submission", "__builtins__": __builtins__}
         errors = self._execute_chunks(namespace)
-        self.namespaces = {(): namespace}
+        self.namespace = namespace
         return {"errors": errors, "names": {n: self._describe(namespace, n) for n in request["names"]}}
 
     @staticmethod
@@ -241,21 +361,9 @@ class Worker:
                 forward = None
         return {"kind": kind, "is_module": is_module, "parameters": parameters, "forward": forward}
 
-    def _namespace(self, proxies):
-        key = tuple(sorted(proxies))
-        if key not in self.namespaces:
-            namespace = {"__name__": "submission", "__builtins__": __builtins__}
-            self._execute_chunks(namespace)
-            for name in proxies:
-                is_class = isinstance(namespace.get(name), type) or name[:1].isupper()
-                namespace[name] = (_make_proxy_class if is_class else _make_proxy_function)(self.channel, name)
-            self.namespaces[key] = namespace
-        return self.namespaces[key]
-
     # -- objects -------------------------------------------------------------
     def op_new(self, request):
-        namespace = self._namespace(request.get("proxies", []))
-        cls = namespace[request["name"]]
+        cls = self.namespace[request["name"]]
         args = wire.decode_value(request.get("args", []))
         kwargs = wire.decode_value(request.get("kwargs", {}))
         repeat = request.get("repeat", 1)
@@ -276,8 +384,6 @@ class Worker:
             "params": params,
             "aliases": aliases,
             "modules": [[path, type(m).__name__] for path, m in modules if path],
-            "proxies": [[path, _get(m, "proxy_handle")] for path, m in modules
-                        if type(m).__name__.startswith("Reference") and "proxy_handle" in _get(m, "__dict__")],
         }
 
     def op_set(self, request):
@@ -301,17 +407,34 @@ class Worker:
         return {"missing": missing, "mismatched": mismatched}
 
     def _target(self, target):
+        """The object (or one of its sub-modules, by path) or the function a request runs."""
         if "obj" in target:
-            return self.objects[target["obj"]]
-        return self._namespace(target.get("proxies", []))[target["func"]]
+            obj = self.objects[target["obj"]]
+            if target.get("path"):
+                obj = _submodule(obj, target["path"])
+                if obj is None:
+                    raise AttributeError(f"no sub-module {str(target['path'])[:80]!r}")
+            return obj
+        return self.namespace[target["func"]]
+
+    def _run(self, request, fn, args, kwargs):
+        """fn(*args, **kwargs), recording what the request asks for; (result, report or None)."""
+        spec = request.get("record")
+        if not isinstance(spec, dict):
+            return fn(*args, **kwargs), None
+        with _Recorder(self, fn, spec) as recorder:
+            result = fn(*args, **kwargs)
+        return result, recorder.report()
 
     def op_call(self, request):
         fn = self._target(request["target"])
         args = wire.decode_value(request.get("args", []))
         kwargs = wire.decode_value(request.get("kwargs", {}))
         with torch.no_grad():
-            result = fn(*args, **kwargs)
+            result, records = self._run(request, fn, args, kwargs)
         reply = {"result": wire.encode_value(result)}
+        if records is not None:
+            reply["records"] = records
         if request.get("return_inputs"):
             reply["inputs_after"] = wire.encode_value(args)
         return reply
@@ -326,14 +449,17 @@ class Worker:
             if isinstance(arg, torch.Tensor) and arg.is_floating_point():
                 arg.requires_grad_(True)
         with torch.enable_grad():
-            result = fn(*args, **kwargs)
+            result, records = self._run(request, fn, args, kwargs)
             first = result[0] if isinstance(result, (tuple, list)) else result
             (first * cotangent).sum().backward()
         params = {}
         if isinstance(fn, torch.nn.Module):
             params = {path: p.grad for path, p in fn.named_parameters()}
         inputs = [a.grad if isinstance(a, torch.Tensor) else None for a in args]
-        return {"param_grads": wire.encode_value(params), "input_grads": wire.encode_value(inputs)}
+        reply = {"param_grads": wire.encode_value(params), "input_grads": wire.encode_value(inputs)}
+        if records is not None:
+            reply["records"] = records
+        return reply
 
     def op_ping(self, request):
         return {"pong": True}
@@ -352,7 +478,7 @@ def serve(read_fd, write_fd):
         try:
             if handler is None:
                 raise ValueError(f"unknown op {request.get('op')!r}")
-            reply = {"ok": handler(request)}
+            reply = {"ok": {**handler(request), "seq": request.get("seq")}}  # every answer is a dict
         except BaseException as error:
             reply = {"error": describe_exception(error)}
         try:

@@ -1,6 +1,6 @@
-# corpus: mutant — the submission's causal_mask uses tril (the decoder wiring itself is right: no double penalty in the wired checks; dec.causality is free because it runs with the reference causal_mask)
+# corpus: mutant — the submission's causal_mask uses tril (the decoder wiring itself is right: no double penalty in the recorded wiring checks, which take the block's own causal_mask(Tdec) as its mask; the property checks run the block as written, whose last row is all blocked, NaN: they are free)
 # expect-fail: dec.integration
-# expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# expect-pass: dec.construct, dec.param_count, dec.wiring, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.no_inplace, dec.device_agnostic
 import math
 
 import torch
