@@ -1,6 +1,19 @@
-"""Checks of the attention assignment: multi-head attention."""
+"""Checks of the attention assignment: multi-head attention.
+
+When the student's MultiHeadAttention calls the module's own ``scaled_dot_product_attention``,
+the checks that compare numbers with the reference (``mha.numeric``, ``mha.float64``,
+``mha.hidden_config``) record that call and grade what MultiHeadAttention itself does around it:
+the queries, keys and values it passes must be wq(q), wk(k), wv(v) split into heads, the mask
+must reach it unchanged, and the output must be wo(merged heads of what it returned), with the
+weights it returned. A bug inside scaled_dot_product_attention then costs its own checks and
+``mha.integration`` (MultiHeadAttention with the student's own attention against the reference),
+not these. A MultiHeadAttention that computes attention itself (inline, or with
+``F.scaled_dot_product_attention``) is compared with the reference as a whole. The property
+checks (rows sum to one, masking, batch independence, gradients, ...) run the module as written.
+"""
 
 import torch
+import torch.nn.functional as F
 
 from autograder.checks.common import (
     HINT_MASK, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
@@ -8,10 +21,12 @@ from autograder.checks.common import (
     expect_present, expect_rows_sum_to_one, expect_runs_on_meta, expect_submodules, mha_shapes,
     padding_mask,
 )
+from autograder.checks.context import blocked
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
 from autograder.texts import bilingual
 
 MHA = "MultiHeadAttention"
+SDPA = "scaled_dot_product_attention"
 
 # -- MultiHeadAttention -----------------------------------------------------------------------
 HINT_MHA = bilingual(
@@ -46,6 +61,102 @@ def mha_pieces(ctx, d_model, num_heads, batch=2, tq=5, tk=7, dtype=None):
 def mha_forward(ctx, obj, *args, **kwargs):
     out, weights = ctx.pair(ctx.call(obj, *args, **kwargs), "MultiHeadAttention.forward")
     return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+
+
+def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
+    """Run the student's MHA with its calls of scaled_dot_product_attention recorded;
+    returns (out, weights, expected out, expected weights). The expectation is the reference's
+    projections, head split and merge and output layer applied to what the student's own
+    scaled_dot_product_attention returned, when MHA calls it in a layout read here; otherwise
+    the reference MHA's output."""
+    kwargs = {} if mask is None else {"mask": mask}
+    result, records = ctx.record(obj, q, k, v, functions=(SDPA,), **kwargs)
+    out, weights = ctx.pair(result, "MultiHeadAttention.forward")
+    out, weights = ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+    expected = around_sdpa(ctx, ref, q, k, v, mask, records.of(SDPA), tolerance)
+    if expected is None:
+        with torch.no_grad():
+            expected = ref(q, k, v, mask)
+    return out, weights, expected[0], expected[1]
+
+
+def _split(x, heads):
+    b, t, d = x.shape
+    return x.view(b, t, heads, d // heads).transpose(1, 2)
+
+
+def _flat(x, tail):
+    """(..., *tail) -> (N, *tail), or None."""
+    if not isinstance(x, torch.Tensor) or x.dim() < len(tail) + 1 or tuple(x.shape[-len(tail):]) != tail:
+        return None
+    return x.reshape(-1, *tail)
+
+
+LAYOUTS = {  # how (B, H, T, X) heads are laid out along one axis of scaled_dot_product_attention calls
+    "batch-major": (lambda x: x.reshape(-1, *x.shape[2:]),
+                    lambda x, b, h: x.reshape(b, h, *x.shape[1:])),
+    "head-major": (lambda x: x.transpose(0, 1).reshape(-1, *x.shape[2:]),
+                   lambda x, b, h: x.reshape(h, b, *x.shape[1:]).transpose(0, 1)),
+}
+
+
+def around_sdpa(ctx, ref, q, k, v, mask, calls, tolerance="float32"):
+    """(expected out, expected weights) from the recorded scaled_dot_product_attention calls
+    of one forward, or None when there are none or their layout is not one read here: one call
+    on (B, H, T, d_k), on (B*H, T, d_k), or one call per head or per batch item. Fails when the
+    layout is read but MultiHeadAttention passes the wrong keys, values or mask."""
+    if not calls:
+        return None
+    b, tq, d = q.shape
+    tk, heads = k.shape[1], ref.num_heads
+    d_k = d // heads
+    with torch.no_grad():
+        Q, K, V = (_split(F.linear(x, lin.weight.to(x.dtype), lin.bias.to(x.dtype)), heads)
+                   for x, lin in ((q, ref.wq), (k, ref.wk), (v, ref.wv)))
+    pieces = {"q": [], "k": [], "v": [], "mask": [], "out": [], "weights": []}
+    for call in calls:
+        cq, ck, cv, cmask = call.attention_arguments()
+        flat = {"q": _flat(cq, (tq, d_k)), "k": _flat(ck, (tk, d_k)), "v": _flat(cv, (tk, d_k)),
+                "out": _flat(call.main, (tq, d_k)), "weights": _flat(call.second, (tq, tk))}
+        if any(x is None for x in flat.values()) or len({x.shape[0] for x in flat.values()}) != 1:
+            return None
+        scores = (*cq.shape[:-1], tk)
+        flat["mask"] = blocked(cmask, scores)
+        if flat["mask"] is None:
+            fail(bilingual("Mask yang diteruskan ke scaled_dot_product_attention bukan mask yang "
+                           "diterima MultiHeadAttention.",
+                           "The mask passed on to scaled_dot_product_attention is not the mask "
+                           "MultiHeadAttention received."))
+        flat["mask"] = flat["mask"].reshape(-1, tq, tk)
+        for name, value in flat.items():
+            pieces[name].append(value)
+    got = {name: torch.cat(values) for name, values in pieces.items()}
+    if got["q"].shape[0] != b * heads:
+        return None
+    for name, (arrange, restore) in LAYOUTS.items():
+        if ctx.same(got["q"], arrange(Q), tolerance):
+            break
+    else:
+        return None  # not the projected, split queries in a layout read here: compare the whole
+    for key, expected, label in ((
+            "k", K, bilingual("kunci (k)", "keys (k)")), ("v", V, bilingual("nilai (v)", "values (v)"))):
+        if not ctx.same(got[key], arrange(expected), tolerance):
+            fail(bilingual(f"{label['id'].capitalize()} yang diteruskan ke scaled_dot_product_attention "
+                           "bukan hasil proyeksi yang dipecah menjadi head seperti kueri.",
+                           f"The {label['en']} passed to scaled_dot_product_attention are not the "
+                           "projected inputs split into heads like the queries."))
+    wanted = arrange(blocked(mask, (b, heads, tq, tk)).contiguous())
+    if not torch.equal(got["mask"], wanted):
+        fail(bilingual("Mask yang diteruskan ke scaled_dot_product_attention bukan mask yang diterima "
+                       "MultiHeadAttention.",
+                       "The mask passed on to scaled_dot_product_attention is not the mask "
+                       "MultiHeadAttention received."))
+    heads_out = restore(got["out"], b, heads)
+    weights = restore(got["weights"], b, heads)
+    merged = heads_out.to(q.dtype).transpose(1, 2).reshape(b, tq, d)
+    with torch.no_grad():
+        out = F.linear(merged, ref.wo.weight.to(q.dtype), ref.wo.bias.to(q.dtype))
+    return out, weights
 
 
 @check("mha.present", assignment="attention", target=MHA, category="api", points=1,
@@ -111,15 +222,37 @@ def mha_shape(ctx):
     ctx.expect_nontrivial(out, q, kv)
 
 
-@check("mha.numeric", assignment="attention", target=MHA, category="numeric_vs_reference", points=3,
+@check("mha.numeric", assignment="attention", target=MHA, category="numeric_vs_reference", points=2,
        needs=("mha.shape",), title=bilingual("Nilai sama dengan solusi acuan", "Values match the reference"),
        hint=HINT_MHA)
 def mha_numeric(ctx):
     obj, ref, q, k, v = mha_pieces(ctx, ctx.chapter.d_model, ctx.chapter.num_heads)
-    out, weights = mha_forward(ctx, obj, q, k, v)
-    ref_out, ref_weights = ref(q, k, v)
+    out, weights, ref_out, ref_weights = mha_expected(ctx, obj, ref, q, k, v)
     ctx.expect_close(weights, ref_weights, WEIGHTS)
     ctx.expect_close(out, ref_out, OUTPUT)
+
+
+@check("mha.integration", assignment="attention", target=MHA, category="numeric_vs_reference", points=1,
+       needs=("mha.shape",),
+       title=bilingual("Utuh dengan scaled_dot_product_attention Anda sendiri",
+                       "As a whole, with your own scaled_dot_product_attention"),
+       hint=bilingual("MultiHeadAttention lengkap (dengan scaled_dot_product_attention Anda sendiri), dengan "
+                      "dan tanpa mask, harus sama dengan solusi acuan. Jika mha.numeric lulus tetapi ini "
+                      "tidak, kesalahannya ada di scaled_dot_product_attention — lihat pemeriksaan sdpa.",
+                      "The complete MultiHeadAttention (with your own scaled_dot_product_attention), with "
+                      "and without a mask, must match the reference. If mha.numeric passes but this one "
+                      "does not, the bug is in scaled_dot_product_attention — see the sdpa checks."))
+def mha_integration(ctx):
+    d, h = ctx.chapter.d_model, ctx.chapter.num_heads
+    for tq, tk, mask in ((5, 7, None), (6, 6, ctx.reference.causal_mask(6)),
+                         (5, 7, padding_mask(2, 7, (2, 4)))):
+        obj, ref, q, k, v = mha_pieces(ctx, d, h, tq=tq, tk=tk)
+        kwargs = {} if mask is None else {"mask": mask}
+        out, weights = mha_forward(ctx, obj, q, k, v, **kwargs)
+        with torch.no_grad():
+            ref_out, ref_weights = ref(q, k, v, mask)
+        ctx.expect_close(weights, ref_weights, WEIGHTS)
+        ctx.expect_close(out, ref_out, OUTPUT)
 
 
 @check("mha.float64", assignment="attention", target=MHA, category="dtype", points=1, needs=("mha.shape",),
@@ -130,13 +263,13 @@ def mha_float64(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     obj64, ref64, q, k, v = mha_pieces(ctx, d, h, dtype="float64")
     obj32, ref32, *_ = mha_pieces(ctx, d, h)
-    out64, weights64 = mha_forward(ctx, obj64, q, k, v)
-    out32, weights32 = mha_forward(ctx, obj32, q.float(), k.float(), v.float())
-    with torch.no_grad():
-        expected64, expected32 = ref64(q, k, v), ref32(q.float(), k.float(), v.float())
-    expect_float64(ctx, weights64, weights32, expected64[1], expected32[1],
+    out64, weights64, expected64, expected_weights64 = mha_expected(ctx, obj64, ref64, q, k, v,
+                                                                     tolerance="float64")
+    out32, weights32, expected32, expected_weights32 = mha_expected(ctx, obj32, ref32, q.float(),
+                                                                     k.float(), v.float())
+    expect_float64(ctx, weights64, weights32, expected_weights64, expected_weights32,
                    bilingual("Bobot (float64)", "The weights (float64)"))
-    expect_float64(ctx, out64, out32, expected64[0], expected32[0],
+    expect_float64(ctx, out64, out32, expected64, expected32,
                    bilingual("Keluaran (float64)", "The output (float64)"))
 
 
@@ -192,8 +325,7 @@ def mha_hidden_config(ctx):
     obj, ref, q, k, v = mha_pieces(ctx, sizes.d_model, sizes.num_heads, batch=sizes.batch,
                                    tq=sizes.decoder_length, tk=sizes.length)
     for args in ((q, k, v), (k, k, k), (q, q, q)):  # one instance, several lengths
-        out, weights = mha_forward(ctx, obj, *args)
-        ref_out, ref_weights = ref(*args)
+        out, weights, ref_out, ref_weights = mha_expected(ctx, obj, ref, *args)
         ctx.tensor(out, OUTPUT, shape=ref_out.shape)
         ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
         ctx.expect_close(weights, ref_weights, WEIGHTS)
