@@ -239,6 +239,8 @@ def course_notebook(source):
     """The parsed source notebook (``source`` a path, a CourseNotebook or None)."""
     if source is None or isinstance(source, CourseNotebook):
         return source
+    if not isinstance(source, (str, Path)):  # e.g. the grade ids older callers passed
+        return None
     path = Path(source)
     try:
         stat = path.stat()
@@ -619,7 +621,7 @@ def _decide_import(node, scope, guarded):
             return Decision("silent")
         if root == "__future__":
             return Decision("keep", future_annotations=any(a.name == "annotations" for a in node.names))
-        kind = "module" if root in PURE_MODULES else "foreign"
+        kind = _module_kind(module)
         if not guarded and not _available(root):
             return Decision("unavailable", modules=[root])
         names = {a.asname or a.name: kind for a in node.names if a.name != "*"}
@@ -636,12 +638,21 @@ def _decide_import(node, scope, guarded):
         return Decision("unavailable", modules=missing)
     names = {}
     for alias in node.names:
-        root = alias.name.split(".")[0]
-        names[alias.asname or root] = "module" if root in PURE_MODULES else "foreign"
+        bound = alias.name if alias.asname else alias.name.split(".")[0]
+        names[alias.asname or bound] = _module_kind(bound)
     decision = Decision("keep", names=names)
     decision.unavailable = {alias.asname or alias.name.split(".")[0]: alias.name.split(".")[0]
                             for alias in node.names if alias.name.split(".")[0] in missing}
     return decision
+
+
+def _module_kind(module):
+    """"module" (calls into it build values) for a pure module outside the denied namespaces
+    (``torch.utils.data``, ``torch.hub``...), else "foreign"."""
+    parts = module.split(".")
+    if parts[0] in PURE_MODULES and not any(part in DENIED_NAMESPACES for part in parts[1:]):
+        return "module"
+    return "foreign"
 
 
 @functools.lru_cache(maxsize=512)

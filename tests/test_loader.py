@@ -208,6 +208,18 @@ def test_demo_work_is_dropped_and_reported(statement):
     assert loaded.problems == [{"code": "dropped", "detail": "", "places": [["cell 1", 8]]}]
 
 
+def test_calls_into_denied_namespaces_are_work_however_imported():
+    loaded = load_text("from torch.utils.data import DataLoader\nimport torch.hub as hub\n"
+                       "loader = DataLoader([1, 2])\nmodel = hub.load('x', 'y')\n")
+    assert "loader =" not in codes(loaded) and "model =" not in codes(loaded)
+    assert loaded.problems[0]["places"] == [["cell 1", 3], ["cell 1", 4]]
+
+
+def test_an_old_caller_s_grade_ids_are_no_source_notebook(tmp_path):
+    path = notebook(tmp_path / "a.ipynb", ["def f():\n    return 1"])
+    assert "def f" in codes(loader.load(path, ("imports", "check_x")))
+
+
 def test_a_name_defined_by_a_dropped_statement_drops_its_users_too():
     loaded = load_text("import torch\nmodel = build()\nweights = model.state_dict()\nN = 3\nM = N * 2")
     assert "M = N * 2" in codes(loaded) and "model" not in codes(loaded)
