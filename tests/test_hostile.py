@@ -4,6 +4,7 @@ crash, no hang past the limits, nothing written or reached outside the worker.""
 import inspect
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -323,7 +324,7 @@ def test_other_students_and_the_output_folder_are_invisible(tmp_path):
                                "-a", "attention", "-o", str(root / "reports")],
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert "Points 43/43 andi" in done.stdout
+        assert re.search(r"Points (\d+)/\1 andi", done.stdout), done.stdout[-2000:]  # full marks
         report = json.loads((root / "reports" / "spy" / "results.json").read_text())
         earned = [t["extra_data"]["check"] for t in report["tests"] if t["score"] > 0]
         assert earned == ["sdpa.present"], earned
