@@ -16,6 +16,7 @@ cell says its nbgrader role in its header:
     # %% nbgrader="read-only" grade_id="check_causal_mask"   locked: imports, given code, checks
     # %% nbgrader="solution" grade_id="solution_causal_mask"  the student writes it
     # %% nbgrader="hidden-test"                               a hidden test (grade_id: test_<target>)
+    # %% nbgrader="self-check" grade_id="cek_mandiri"        the self-check, 0 points (see cek_mandiri.py)
 
 A code cell holds code, or only directives, which the build replaces:
 
@@ -45,7 +46,7 @@ import jupytext
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder import config
+from autograder import config, selfcheck
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -59,6 +60,9 @@ ROLES = {  # the nbgrader flags of each role
     "read-only": {"grade": False, "solution": False, "locked": True},
     "solution": {"grade": False, "solution": True, "locked": False},
     "hidden-test": {"grade": True, "solution": False, "locked": True},
+    # the student's self-check (cek_mandiri.py): a visible test cell worth 0 points, so that
+    # `nbgrader validate` fails while a public check fails
+    "self-check": {"grade": True, "solution": False, "locked": True},
 }
 FILL = re.compile(r"# fill: (?P<module>solutions(?:\.\w+)+)\.(?P<name>\w+)")
 GRADE = re.compile(r"# grade: (?P<target>\w+)")
@@ -222,7 +226,7 @@ def _code_cell(assignment, cell, points, definitions):
         ast.parse(source)
     except SyntaxError as error:
         raise BuildError(f"{grade_id}: {error}") from None
-    return None, new_code_cell(source, metadata=_nbgrader(role, grade_id))
+    return None, new_code_cell(source, metadata=_nbgrader(role, grade_id, 0 if role == "self-check" else None))
 
 
 def _markdown(cell, points):
@@ -298,6 +302,7 @@ def build_all():
         nb = notebook(assignment, definitions)
         nbformat.validate(nb)
         texts[notebook_path(assignment)] = nbformat.writes(nb) + "\n"
+        texts[notebook_path(assignment).with_name(selfcheck.FILE_NAME)] = selfcheck.source()
     definitions.check_all_used()
     return texts
 

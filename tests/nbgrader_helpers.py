@@ -58,7 +58,14 @@ def is_solution(cell):
 
 def is_hidden_test(cell):
     meta = nbgrader_meta(cell)
-    return bool(meta.get("grade")) and not meta.get("solution")
+    return bool(meta.get("grade")) and not meta.get("solution") and not is_self_check(cell)
+
+
+SELF_CHECK_ID = "cek_mandiri"  # the visible 0-point test cell that runs cek_mandiri.py
+
+
+def is_self_check(cell):
+    return nbgrader_meta(cell).get("grade_id") == SELF_CHECK_ID
 
 
 def is_read_only(cell):

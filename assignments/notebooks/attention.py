@@ -316,3 +316,30 @@ print("✓ Pemeriksaan cepat MultiHeadAttention lulus.")
 
 # %% nbgrader="hidden-test"
 # grade: MultiHeadAttention
+
+# %% [markdown]
+# ## Cek mandiri sebelum mengumpulkan
+#
+# Sel terakhir ini menjalankan bagian *publik* dari pemeriksaan autograder pada kode Anda, dengan
+# ukuran dari bab: bentuk keluaran, jumlah parameter, mask, baris bobot yang berjumlah 1, float64,
+# batch berisi satu item, dan sifat-sifat yang ditunjukkan bab. Hasilnya tabel ✓/✗ dengan
+# petunjuk seperti di laporan penilaian. Bila ada ✗, sel ini berhenti dengan `AssertionError`
+# (dan `nbgrader validate` melaporkan notebook belum siap dikumpulkan).
+#
+# - Sel ini memerlukan berkas `cek_mandiri.py` yang dibagikan bersama notebook: letakkan di
+#   folder yang sama dengan notebook (di Colab: unggah lewat panel *Files*).
+# - Semua ✓ belum berarti nilai penuh: autograder juga membandingkan nilai keluaran dengan solusi
+#   acuan dan memakai ukuran lain yang dirahasiakan.
+# - Untuk pesan dalam bahasa Inggris: `cek_mandiri("attention", globals(), bahasa="en")`.
+
+# %% nbgrader="self-check" grade_id="cek_mandiri"
+try:
+    from cek_mandiri import cek_mandiri
+except ModuleNotFoundError:
+    try:  # salinan milik autograder, bila autograder terpasang (komputer pengajar)
+        from autograder.selfcheck import cek_mandiri
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "Berkas cek_mandiri.py tidak ditemukan: letakkan di folder yang sama dengan notebook "
+            "ini (di Colab: unggah lewat panel Files), lalu jalankan sel ini lagi.") from None
+cek_mandiri("attention", globals())

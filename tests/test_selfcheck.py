@@ -1,0 +1,208 @@
+"""The students' self-check (autograder/selfcheck/, `autograder selfcheck build`): one file that
+needs only torch, runs the public checks at the chapter's sizes with the registry's hints, in
+Indonesian or English, and makes real `nbgrader validate` fail for an untouched or shape-broken
+notebook and pass a correct one."""
+
+import ast
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import config, selfcheck
+from conftest import ROOT, run_autograder
+from nbgrader_helpers import (
+    COURSE_DIR, SELF_CHECK_ID, is_self_check, is_solution, nbgrader_meta, read_notebook,
+    run_nbgrader, strip_solution_markers,
+)
+
+CORPUS = ROOT / "tests" / "corpus"
+ALLOWED_IMPORTS = {"contextlib", "io", "math", "os", "sys", "traceback", "warnings", "torch"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("selfcheck")
+    done = run_autograder("selfcheck", "build", "-o", out)
+    assert done.returncode == 0, done.stderr
+    return out / "cek_mandiri.py"
+
+
+def run_selfcheck(built, assignment, files, lang="id", cwd=None):
+    """Run the built file in a fresh interpreter that cannot import the kit (as on Colab),
+    on the names the ``files`` define; returns (passed, printed table)."""
+    code = f"""
+import json, runpy, sys
+sys.modules["autograder"] = None  # not installed: the file must stand alone
+sys.modules["solutions"] = None
+sys.path.insert(0, {str(built.parent)!r})
+import cek_mandiri
+namespace = {{}}
+for path in {[str(f) for f in files]!r}:
+    namespace.update(runpy.run_path(path))
+ok = cek_mandiri.cek_mandiri({assignment!r}, namespace, bahasa={lang!r}, gagal_bila_salah=False)
+print("RESULT", json.dumps(ok))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=cwd or built.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr == ""  # nbgrader counts anything on stderr as a failure
+    return json.loads(done.stdout.rsplit("RESULT", 1)[1]), done.stdout
+
+
+def test_the_file_stands_alone_and_holds_only_public_things(built):
+    text = built.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names}
+    roots |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert roots <= ALLOWED_IMPORTS, roots
+    course = config.load()
+    sizes = next(node for node in tree.body if isinstance(node, ast.Assign)
+                 and getattr(node.targets[0], "id", "") == "SIZES")
+    assert ast.literal_eval(sizes.value) == vars(course.chapter)
+    defined = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    targets = {"scaled_dot_product_attention", "causal_mask", "MultiHeadAttention",
+               "positional_encoding", "FeedForward", "EncoderBlock", "DecoderBlock"}
+    assert not defined & targets  # no reference solution inside
+    assert "reference_weights" not in text and "sizes.hidden" not in text
+
+
+def test_committed_copies_next_to_the_notebooks_are_up_to_date():
+    for assignment in config.load().assignments:
+        path = COURSE_DIR / "source" / assignment / selfcheck.FILE_NAME
+        assert path.read_text(encoding="utf-8") == selfcheck.source(), (
+            f"{path} is stale: run python assignments/build_notebooks.py")
+
+
+def reference_file(assignment, folder):
+    """solutions/ as one notebook's code: the modules the assignment builds on, in order."""
+    parts = {"attention": ["attention"], "encoder": ["attention", "encoder"],
+             "decoder": ["attention", "encoder", "decoder"]}[assignment]
+    texts = [(ROOT / "solutions" / f"{part}.py").read_text(encoding="utf-8") for part in parts]
+    code = "\n\n".join("\n".join(line for line in text.splitlines() if not line.startswith("from solutions"))
+                       for text in texts)
+    path = folder / "reference.py"
+    path.write_text(code, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("assignment", ["attention", "encoder", "decoder"])
+def test_reference_passes_every_public_check(built, assignment, tmp_path):
+    ok, table = run_selfcheck(built, assignment, [reference_file(assignment, tmp_path)])
+    assert ok, table
+    assert "✗" not in table and "lulus" in table
+
+
+@pytest.mark.parametrize("assignment, mutant, failing", [
+    ("attention", "mha_mask_ignored", "mha.masking"),
+    ("attention", "softmax_query_axis", "sdpa.rows_sum_to_one"),
+    ("attention", "causal_tril", "causal.values"),
+    ("encoder", "ffn_relu", "ffn.gelu"),
+    ("encoder", "pe_sin_cos_swapped", "pe.values"),
+    ("decoder", "dec_no_causal_mask", "dec.causality"),
+])
+def test_a_known_bug_fails_its_public_check_with_the_hint(built, assignment, mutant, failing):
+    ok, table = run_selfcheck(built, assignment, [CORPUS / assignment / "mutants" / f"{mutant}.py"], "en")
+    assert not ok
+    line = next(line for line in table.splitlines() if f"[{failing}]" in line)
+    assert line.startswith("✗"), table
+    assert "Where to look:" in table
+
+
+def test_stubs_are_named_and_indonesian_is_the_default(built, tmp_path):
+    stub = tmp_path / "stub.py"
+    stub.write_text("def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                    "    raise NotImplementedError()\n", encoding="utf-8")
+    code = (f"import sys; sys.path.insert(0, {str(built.parent)!r}); import cek_mandiri, runpy\n"
+            f"cek_mandiri.cek_mandiri('attention', runpy.run_path({str(stub)!r}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "AssertionError: Cek mandiri:" in done.stderr
+    assert "`scaled_dot_product_attention` masih berisi `raise NotImplementedError()`" in done.stdout
+    assert "`MultiHeadAttention` belum didefinisikan" in done.stdout
+    assert "Petunjuk:" in done.stdout
+
+
+# -- real nbgrader validate --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A copy of the course with the attention assignment released by nbgrader."""
+    root = tmp_path_factory.mktemp("course")
+    shutil.copy(COURSE_DIR / "nbgrader_config.py", root)
+    shutil.copytree(COURSE_DIR / "source" / "attention", root / "source" / "attention")
+    done = run_nbgrader("generate_assignment", "attention", cwd=root)
+    assert done.returncode == 0, done.output[-3000:]
+    assert (root / "release" / "attention" / selfcheck.FILE_NAME).is_file()  # released with it
+    return root
+
+
+def released(course, name, edit=None):
+    """The released notebook, filled with the reference (``edit`` changes it), as ``name``."""
+    release = course / "release" / "attention"
+    source = {c.id: c for c in read_notebook(course / "source" / "attention" / "attention.ipynb").cells}
+    nb = json.loads((release / "attention.ipynb").read_text(encoding="utf-8"))
+    if edit is not None:
+        for cell in nb["cells"]:
+            if is_solution(cell):
+                cell["source"] = edit(strip_solution_markers(source[cell["id"]].source))
+    folder = course / name
+    folder.mkdir()
+    (folder / "attention.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    shutil.copy(release / selfcheck.FILE_NAME, folder)
+    return folder / "attention.ipynb"
+
+
+def test_the_self_check_cell_is_a_visible_test_worth_nothing(course):
+    nb = read_notebook(course / "release" / "attention" / "attention.ipynb")
+    cells = [c for c in nb.cells if is_self_check(c)]
+    assert len(cells) == 1 and cells[0] is nb.cells[-1]
+    meta = nbgrader_meta(cells[0])
+    assert meta["grade"] and meta["locked"] and meta["points"] == 0 and meta["grade_id"] == SELF_CHECK_ID
+    assert 'cek_mandiri("attention", globals())' in cells[0].source
+
+
+def test_validate_fails_an_untouched_notebook(course):
+    path = released(course, "untouched")
+    done = run_nbgrader("validate", path, cwd=course)
+    assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
+    assert "AssertionError: Cek mandiri: 17 pemeriksaan publik gagal" in done.stdout
+    assert "  ✗ sdpa.shape\n" in done.stdout  # which ones, also where only errors show
+
+
+def test_validate_fails_a_shape_broken_notebook(course):
+    path = released(course, "broken", lambda code: code.replace(
+        "return self.wo(z), weights", "return self.wo(z), weights.mean(dim=1)"))
+    assert "weights.mean(dim=1)" in path.read_text(encoding="utf-8"), "the edit no longer applies"
+    done = run_nbgrader("validate", path, cwd=course)
+    assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
+    failed = done.stdout.split("pemeriksaan publik gagal (lihat tabel di atas):")[1].split("\n")[1]
+    assert failed.strip() == "✗ mha.shape", failed
+
+
+def test_validate_passes_a_correct_notebook(course):
+    path = released(course, "correct", lambda code: code)
+    done = run_nbgrader("validate", path, cwd=course)
+    assert "Success! Your notebook passes all the tests." in done.stdout, done.output[-5000:]
+
+
+def test_nbgrader_feedback_shows_hints_and_pictures(course):
+    """Under autograde the plugin adds each hidden cell's HTML (hints, pictures) to its output,
+    and generate_feedback shows it: a student without the 1/√d_k scale sees the weights."""
+    path = released(course, "budi_work", lambda code: code.replace(" / math.sqrt(d_k)", ""))
+    submitted = course / "submitted" / "budi" / "attention"
+    submitted.mkdir(parents=True)
+    shutil.copy(path, submitted / "attention.ipynb")
+    done = run_nbgrader("autograde", "attention", cwd=course)
+    assert done.returncode == 0, done.output[-5000:]
+    done = run_nbgrader("generate_feedback", "attention", cwd=course)
+    assert done.returncode == 0, done.output[-5000:]
+    html = (course / "feedback" / "budi" / "attention" / "attention.html").read_text(encoding="utf-8")
+    assert html.count('class="autograder-feedback"') == 3  # one per hidden cell
+    assert 'data-kind="attention_weights"' in html and "<svg" in html
+    assert "Petunjuk" in html and "sdpa.numeric" in html
+    assert "grade_target" not in html
