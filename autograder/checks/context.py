@@ -367,9 +367,29 @@ def layer_norm(x, reference_ln):
                             reference_ln.bias.to(x.dtype), reference_ln.eps)
 
 
+def _same_call(a, b):
+    """Two calls with the same arguments (e.g. attn called again only to keep its weights)."""
+    def flat(call):
+        return [*call.args, *sorted(call.kwargs.items(), key=lambda item: item[0])]
+
+    def same(x, y):
+        if isinstance(x, tuple) and isinstance(y, tuple):
+            return x[0] == y[0] and same(x[1], y[1])
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            return (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+                    and x.dtype == y.dtype and torch.equal(x, y))
+        return type(x) is type(y) and (x is y or x is None or isinstance(x, (bool, int, float, str)) and x == y)
+
+    fa, fb = flat(a), flat(b)
+    return len(fa) == len(fb) and all(same(x, y) for x, y in zip(fa, fb))
+
+
 def only_call(records, path):
-    """The one call of the sub-layer at ``path`` that a block's forward makes."""
+    """The one call of the sub-layer at ``path`` that a block's forward makes (calling it
+    again with the very same arguments changes nothing)."""
     calls = records.of(path)
+    if len(calls) > 1 and all(_same_call(calls[0], c) for c in calls[1:]):
+        calls = calls[:1]
     if not calls:
         fail(bilingual(f"`self.{path}` tidak pernah dipanggil di forward (atau dipanggil dengan cara "
                        "yang tidak terekam, mis. lewat salinan modulnya).",
