@@ -212,9 +212,12 @@ def grade_command(args, course, lang, out, err):
                 _say(err, f"  warning: {why} since they were graded: {', '.join(map(clean, students))} "
                           "(grade the whole class to update them)", "yellow")
 
-        graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
-                           sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
-                           on_others=on_others)
+        try:
+            graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
+                               sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
+                               on_others=on_others)
+        except ConnectionError as error:  # --scheduler: nothing was graded
+            raise UsageError(str(error)) from None
     if graded.sandbox.startswith("rlimits-only"):
         _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
                   "Only resource limits and time-outs protected this machine.", "bold red")

@@ -121,7 +121,10 @@ class DaskGrading:
                                         silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
-            self.client = Client(scheduler, timeout="30s")
+            try:
+                self.client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError, ValueError) as error:
+                raise ConnectionError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
         self.client.register_plugin(SandboxPlugin(), name=SandboxPlugin.name)
 
     def grade_many(self, submissions, plan):

@@ -75,3 +75,11 @@ def test_a_killed_worker_loses_no_student(tmp_path):
         assert all((tmp_path / "out" / s / "record.json").is_file() for s in scores)
     finally:
         cluster.close()
+
+
+def test_an_unreachable_scheduler_is_a_usage_error(tmp_path):
+    done = run_autograder("grade", EXAMPLES / "andi", "-a", "attention", "-o", tmp_path / "out",
+                          "--scheduler", "tcp://127.0.0.1:9")  # the discard port: nobody listens
+    assert done.returncode == 2
+    assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in done.stderr
+    assert not list((tmp_path / "out").glob("*/record.json"))
