@@ -4,21 +4,27 @@ release), autograde, export.
 ani submits the reference pasted into the stubs, budi the same with one typical bug per
 assignment, citra the released stubs untouched; dodi (attention only) leaves the stubs and adds
 a cell that fakes full marks in the kernel, which the sandboxed grading of nbgrader_config.py
-must ignore. Slow by nature (a kernel and a torch import per notebook): everything runs once per
+must ignore. The TAMPERED students hand in ani's answers with read-only or hidden cells edited
+or deleted (and one writes the head split inline, leaving the optional helper's stub): both
+grading paths restore those cells from the source notebook, give the same points and tell the
+student. Slow by nature (a kernel and a torch import per notebook): everything runs once per
 module and the tests read the results.
 """
 
 import ast
 import csv
+import html
 import json
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
+from autograder.checks.registry import checks_for
 from nbgrader_helpers import (
-    ASSIGNMENTS, COURSE_DIR, SOLUTIONS_DIR, hidden_target, is_hidden_test, is_solution,
+    ASSIGNMENTS, COURSE, COURSE_DIR, SOLUTIONS_DIR, hidden_target, is_hidden_test, is_solution,
     nbgrader_meta, notebook_name, read_notebook, registry_points, run_nbgrader,
     strip_solution_markers,
 )
@@ -36,6 +42,50 @@ BUG_COSTS = {
 }
 CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER = "ani", "budi", "citra", "dodi", "eve"
 STUB = "raise NotImplementedError()"
+
+
+# -- tampered notebooks: ani's answers, then one edit of cells the student may not change ------------
+def _cell(nb, grade_id):
+    return next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _delete(grade_id):
+    def edit(nb):
+        nb["cells"].remove(_cell(nb, grade_id))
+    return edit
+
+
+def _replace(grade_id, old, new):
+    def edit(nb):
+        cell = _cell(nb, grade_id)
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        assert old in source, f"{grade_id} no longer holds {old!r}"
+        cell["source"] = source.replace(old, new)
+    return edit
+
+
+def _inline_split_heads(nb):
+    """The head split written in forward; the optional helper _split_heads left as released."""
+    helper_body = ("        b, t, _ = x.shape\n"
+                   "        return x.view(b, t, self.num_heads, self.d_k).transpose(1, 2)")
+    _replace("solution_MultiHeadAttention", helper_body, "        " + STUB)(nb)
+    cell = _cell(nb, "solution_MultiHeadAttention")
+    cell["source"], count = re.subn(r"self\._split_heads\((self\.w[qkv]\([qkv]\))\)",
+                                    r"\1.view(b, -1, self.num_heads, self.d_k).transpose(1, 2)",
+                                    cell["source"])
+    assert count == 3, cell["source"]
+
+
+TAMPERED = {  # (assignment, student): (edits, what the student's feedback must say)
+    ("attention", "fani"): ([_delete("test_MultiHeadAttention")], "test_MultiHeadAttention` terhapus"),
+    ("attention", "gita"): ([_replace("imports", "import math\n", "def mine():\n    return 1\n"),
+                             _replace("check_causal_mask", "assert", "pass  # assert")],
+                            "Perubahan tidak sah pada sel read-only `imports`"),
+    ("attention", "joko"): ([_inline_split_heads], None),
+    ("encoder", "hadi"): ([_replace("given_attention", "return self.wo(z), weights", "return z, weights")],
+                          "Perubahan tidak sah pada sel read-only `given_attention`"),
+    ("encoder", "indah"): ([_delete("imports"), _delete("check_FeedForward")], "`imports` terhapus"),
+}
 
 
 # -- the course copy and what nbgrader made of it ---------------------------------------------------
@@ -102,11 +152,13 @@ def submission(root, assignment, student):
                 assert text in code, f"the bug of {assignment} no longer applies"
                 code = code.replace(text, replacement)
             cell["source"] = code
+    for edit in TAMPERED.get((assignment, student), ([], None))[0]:
+        edit(nb)
     return nb
 
 
 SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)] + [
-    ("attention", CHEATER), ("attention", PATCHER)]
+    ("attention", CHEATER), ("attention", PATCHER)] + list(TAMPERED)
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +181,34 @@ def autograded(course):
 @pytest.fixture(scope="module")
 def graded(autograded):
     return autograded[1]
+
+
+@pytest.fixture(scope="module")
+def standalone(autograded, course, tmp_path_factory):
+    """``autograder grade`` on the same submitted/ folder: {(assignment, student): points}."""
+    points = {}
+    for assignment in ASSIGNMENTS:
+        out = tmp_path_factory.mktemp("reports") / assignment
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(course / "submitted"),
+                               "-a", assignment, "-o", str(out)],
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        for line in done.stdout.splitlines():
+            if line.startswith("Points "):
+                _, score, student = line.split()
+                if (assignment, student) in SUBMISSIONS:
+                    points[(assignment, student)] = float(score.split("/")[0])
+        for student in {s for a, s in SUBMISSIONS if a == assignment}:
+            results = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+            points[(assignment, student, "output")] = results["output"]
+    return points
+
+
+def hidden_cell_outputs(course, assignment, student):
+    """{target: the text of its hidden cell's output} of an autograded notebook."""
+    nb = read_notebook(course / "autograded" / student / assignment / notebook_name(assignment))
+    return {hidden_target(cell): "".join(o.get("text", "") for o in cell.outputs)
+            for cell in nb.cells if is_hidden_test(cell)}
 
 
 def hidden_cell_scores(course, assignment, student):
@@ -261,24 +341,53 @@ def test_autograde_points_come_from_the_sandbox_not_the_kernel(autograded):
     assert float(cheater["score"]) == pytest.approx(float(untouched["score"])), cheater
 
 
-def test_monkeypatching_scores_the_same_under_nbgrader_and_autograder_grade(graded, course, tmp_path):
+def test_monkeypatching_scores_the_same_under_nbgrader_and_autograder_grade(graded, standalone):
     """eve patches torch, numpy, builtins and the autograder in her kernel: nbgrader's points
     (from the sandbox) equal budi's, and equal what ``autograder grade`` gives each notebook."""
     assert graded[("attention", PATCHER)]["score"] == graded[("attention", BUGGY)]["score"]
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(course / "submitted"),
-                           "-a", "attention", "-o", str(tmp_path / "reports")],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    points = dict(line.split()[2:0:-1] for line in done.stdout.splitlines() if line.startswith("Points "))
     for student in (CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER):
-        standalone = float(points[student].split("/")[0])
-        assert float(graded[("attention", student)]["score"]) == pytest.approx(standalone), student
+        assert float(graded[("attention", student)]["score"]) == pytest.approx(
+            standalone[("attention", student)]), student
+
+
+def test_every_notebook_scores_the_same_both_ways(graded, standalone):
+    """The same submitted notebooks, tampered ones included, graded by ``nbgrader autograde``
+    (the sandboxed plugin) and by ``autograder grade``: the same points for every student."""
+    differ = {key: (float(graded[key]["score"]), standalone[key]) for key in SUBMISSIONS
+              if float(graded[key]["score"]) != pytest.approx(standalone[key])}
+    assert not differ, differ
+
+
+@pytest.mark.parametrize("assignment, student", list(TAMPERED))
+def test_tampered_cells_are_restored_and_the_student_is_told(graded, standalone, course, assignment, student):
+    """Deleted and edited read-only or hidden cells cost nothing (the source notebook's cells are
+    graded), and both the nbgrader feedback (the first hidden cell's output) and results.json
+    say what happened; ``joko`` left the optional helper's stub and gets full marks too."""
+    full = sum(registry_points(assignment).values())
+    assert float(graded[(assignment, student)]["score"]) == pytest.approx(full), \
+        hidden_cell_outputs(course, assignment, student)
+    assert standalone[(assignment, student)] == pytest.approx(full)
+    outputs = hidden_cell_outputs(course, assignment, student)
+    assert set(outputs) == set(registry_points(assignment))  # a deleted hidden cell is back
+    words = TAMPERED[(assignment, student)][1]
+    if words is None:
+        assert "Masalah saat memuat kode" not in "".join(outputs.values())
+        return
+    first = next(iter(registry_points(assignment)))
+    assert "Masalah saat memuat kode" in outputs[first] and words in outputs[first], outputs[first]
+    assert words in standalone[(assignment, student, "output")]
+    assert "perusakan" not in outputs[first].lower()
 
 
 def test_feedback_shows_verdicts_but_no_hidden_test_source(autograded, course):
     done = run_nbgrader("generate_feedback", "attention", cwd=course)
     assert done.returncode == 0, done.output[-5000:]
-    html = (course / "feedback" / BUGGY / "attention" / "attention.html").read_text(encoding="utf-8")
+    page = (course / "feedback" / BUGGY / "attention" / "attention.html").read_text(encoding="utf-8")
     for secret in ("grade_target", "BEGIN HIDDEN TESTS", "autograder.notebook"):
-        assert secret not in html, secret
-    assert "sdpa.numeric" in html or "Nilai sama dengan solusi acuan" in html
+        assert secret not in page, secret
+    assert "sdpa.numeric" in page or "Nilai sama dengan solusi acuan" in page
+    # fani deleted the MultiHeadAttention hidden cell: its verdicts are in her feedback all the same
+    page = (course / "feedback" / "fani" / "attention" / "attention.html").read_text(encoding="utf-8")
+    titles = [c.title["id"] for c in checks_for("attention", COURSE) if c.target == "MultiHeadAttention"]
+    assert all(html.escape(title, quote=False) in page for title in titles)
+    assert "grade_target" not in page and "terhapus" in page
