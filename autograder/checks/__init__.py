@@ -12,6 +12,7 @@ MODULES = (
     "encoder",        # positional_encoding, FeedForward
     "encoder_block",  # EncoderBlock
     "decoder",        # DecoderBlock
+    "sizes",          # every target again, on generated sizes (edges included)
 )
 
 

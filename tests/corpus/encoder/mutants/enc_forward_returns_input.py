@@ -1,6 +1,6 @@
 # corpus: mutant — EncoderBlock builds its layers but forward is unfinished and returns x
 # expect-fail: enc.shape, enc.postln_wiring, enc.preln_wiring, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.layernorm_stats
-# expect-pass: pe.shape, pe.dtype, pe.values, pe.hidden_config, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.hidden_config, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count
+# expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count
 import math
 
 import torch

@@ -1,6 +1,6 @@
 # corpus: mutant — the prenorm flag is inverted: prenorm=False computes pre-LN and prenorm=True post-LN
 # expect-fail: enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats
-# expect-pass: pe.shape, pe.dtype, pe.values, pe.hidden_config, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.hidden_config, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
+# expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
 # expect-message: enc.postln_wiring: computes pre-LN
 # expect-message: enc.preln_wiring: computes post-LN
 import math

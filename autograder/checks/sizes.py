@@ -1,0 +1,540 @@
+"""Every size tried: per target, one check that compares the student's code with the reference
+on generated configurations.
+
+The contract says every size >= 1 is valid input. Each check here first tries fixed edge
+configurations (a batch of one, one token, Tq != Tk, one head, d_k = 1, a long sequence), then
+configurations that Hypothesis generates from strategies, with a seed derived from the course
+(the assignment and its sizes), so the same submission always gets the same report. A failure
+is shrunk and reported as the smallest failing configuration found; generated sizes can be
+shown, but no value equal to one of course.toml's hidden sizes is ever generated, so none of
+them appears in a message. Passing costs at most about 15 worker requests per check.
+
+The blocks are compared exactly as written (their own sub-layers, the reference's weights), so
+a sub-layer's bug also shows here; ``mistakes.diagnose`` names it once, at its root.
+"""
+
+import json
+import threading
+import zlib
+
+import torch
+
+from autograder.checks.common import first_output
+from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
+from autograder.texts import bilingual
+
+SDPA, MHA, PE, FFN, ENC, DEC = ("scaled_dot_product_attention", "MultiHeadAttention",
+                                "positional_encoding", "FeedForward", "EncoderBlock", "DecoderBlock")
+LONG = (64, 128)  # a long sequence
+SHORT = (1, 12)
+REQUEST_BUDGET_FAILING = 45  # requests a failing check may spend on shrinking
+_HYPOTHESIS = threading.Lock()  # Hypothesis' runner keeps global state: one search at a time
+
+TITLE = bilingual("Benar pada semua ukuran yang dicoba (batch 1, satu token, Tq ≠ Tk, satu head, "
+                  "d_k = 1, urutan panjang, ukuran acak)",
+                  "Correct on every size tried (batch of one, one token, Tq ≠ Tk, one head, "
+                  "d_k = 1, long sequences, generated sizes)")
+
+
+def _hint(extra_id, extra_en):
+    return bilingual(
+        "Setiap ukuran ≥ 1 adalah masukan yang sah. Ambil ukuran dari argumen dan dari bentuk "
+        "masukan (jangan angka tetap), dan jangan membuang sumbu berukuran 1 (`.squeeze()`). "
+        + extra_id,
+        "Every size >= 1 is valid input. Take sizes from the arguments and the input's shape "
+        "(never fixed numbers), and never drop size-1 axes (`.squeeze()`). " + extra_en)
+
+
+class _Fails(Exception):
+    def __init__(self, config, message):
+        super().__init__(config)
+        self.config, self.message = config, message
+
+
+class Search:
+    """Edge configurations, then generated ones, each evaluated once; the smallest failing one
+    found is reported.
+
+    ``fields``: name -> smallest valid value, in the order they are shrunk; ``evaluate(config)``
+    returns None when the student's code agrees with the reference there, else a Bilingual
+    saying what is wrong; ``valid(config)`` says whether a configuration may be tried (and
+    shown); ``show(config)`` writes it for the student."""
+
+    def __init__(self, ctx, fields, evaluate, valid, show, requests):
+        self.ctx, self.fields, self._evaluate = ctx, fields, evaluate
+        self.valid, self.show, self.requests = valid, show, requests
+        self.results = {}
+        self.spent = 0  # worker requests
+        self.limit = None
+
+    def key(self, config):
+        return tuple(config[name] for name in self.fields)
+
+    def result(self, config):
+        key = self.key(config)
+        if key not in self.results:
+            if self.limit is not None and self.spent >= self.limit:
+                return None  # out of budget: what was not tried counts as passing
+            self.spent += self.requests(config)
+            try:
+                self._evaluate(config)
+                self.results[key] = None
+            except CheckFailed as failed:
+                self.results[key] = failed.message
+            except self.ctx.StudentError as error:
+                self.results[key] = bilingual(f"kode Anda memunculkan {error.type}: {error.message[:300]}",
+                                              f"your code raised {error.type}: {error.message[:300]}")
+        return self.results[key]
+
+    def run(self, edges, strategy, seed, examples):
+        failing = next(((edge, self.result(edge)) for edge in edges
+                        if self.result(edge) is not None), None)
+        if failing is not None:  # an edge: shrink it here (Hypothesis shrinks what it generates)
+            self.limit = self.spent + REQUEST_BUDGET_FAILING
+            failing = self._shrink(*failing)
+        else:
+            failing = self._generated(strategy, seed, examples)
+        if failing is not None:
+            config, message = failing
+            shown = self.show(config)
+            shown = shown if not isinstance(shown, str) else bilingual(shown, shown)
+            fail(bilingual(f"Salah pada ukuran {shown.id}: {message.id}",
+                           f"Wrong at sizes {shown.en}: {message.en}"))
+
+    def _generated(self, strategy, seed, examples):
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis import seed as with_seed
+
+        @settings(database=None, max_examples=examples, deadline=None, derandomize=False,
+                  phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck),
+                  verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)
+        @with_seed(seed)
+        @given(strategy.filter(self.valid))
+        def probe(config):
+            message = self.result(config)
+            if message is not None:
+                raise _Fails(config, message)
+
+        with _HYPOTHESIS:
+            self.limit = self.spent + 3 * examples + REQUEST_BUDGET_FAILING
+            try:
+                probe()
+            except _Fails as found:
+                return found.config, found.message
+            except Exception as error:  # e.g. Hypothesis' FlakyFailure wrapping ours
+                found = [e for e in getattr(error, "exceptions", ()) if isinstance(e, _Fails)]
+                if found:
+                    smallest = min(found, key=lambda e: self.key(e.config))
+                    return smallest.config, smallest.message
+                raise
+            finally:
+                self.limit = None
+        return None
+
+    def _shrink(self, config, message):
+        """Lower one field at a time while the configuration still fails: the smallest value
+        first, then a binary search between the largest passing and the smallest failing one."""
+        improved = True
+        while improved:
+            improved = False
+            for name, smallest in self.fields.items():
+                value = config[name]
+                if smallest is None or value == smallest:
+                    continue
+                if not isinstance(value, int) or isinstance(value, bool):
+                    candidates = [smallest]  # e.g. no mask
+                else:
+                    candidates = None
+                if candidates is not None:
+                    found = self._try(config, name, smallest)
+                    if found:
+                        config, message, improved = *found, True
+                    continue
+                low, high = smallest - 1, value  # low passes (or is below range), high fails
+                while high - low > 1:
+                    middle = (low + high) // 2 if low >= smallest else smallest
+                    found = self._try(config, name, middle)
+                    if found:
+                        (config, message), high = found, middle
+                    else:
+                        low = middle
+                if high < value:
+                    improved = True
+        return config, message
+
+    def _try(self, config, name, value):
+        """(config with name=value, its failure) when it is valid and fails, else None."""
+        smaller = {**config, name: value}
+        if not self.valid(smaller):
+            return None
+        found = self.result(smaller)
+        return None if found is None else (smaller, found)
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _seed(ctx):
+    """From the course (the assignment and its sizes) and the check: one report per submission."""
+    course = json.dumps([ctx.plan.name if hasattr(ctx.plan, "name") else "", vars(ctx.chapter),
+                         vars(ctx.hidden), ctx.check.id], sort_keys=True, default=str)
+    return zlib.crc32(course.encode())
+
+
+def _generator(ctx, config):
+    return torch.Generator().manual_seed(zlib.crc32(f"{ctx.check.id}/{sorted(config.items())}".encode()))
+
+
+def _randn(generator, *shape):
+    return torch.randn(*shape, generator=generator, dtype=torch.float64).float()
+
+
+def _hidden_values(ctx):
+    h = ctx.hidden
+    return {"d_model": h.d_model, "num_heads": h.num_heads, "d_ff": h.d_ff, "batch": h.batch,
+            "length": h.length, "decoder_length": h.decoder_length, "d_k": h.d_model // h.num_heads}
+
+
+def _not_hidden(ctx, config, roles):
+    """No value of the configuration equals a hidden size in the same role (1, an edge every
+    configuration list has, tells nothing)."""
+    hidden = _hidden_values(ctx)
+    return all(config[field] == 1 or config[field] != hidden[role]
+               for field, role in roles.items() if field in config)
+
+
+def _lengths(st):
+    return st.one_of(st.integers(*SHORT), st.integers(*LONG))
+
+
+def _padding(batch, tk, kind):
+    """A (B, 1, 1, Tk) padding mask that never blocks every key of an item."""
+    if kind != "padding" or tk < 2:
+        return None
+    mask = torch.zeros(batch, 1, 1, tk, dtype=torch.bool)
+    for b in range(batch):
+        blocked = (b + 1) % tk
+        if blocked:
+            mask[b, ..., tk - blocked:] = True
+    return mask
+
+
+def _mask(ctx, config, batch, tq, tk):
+    kind = config.get("mask", "none")
+    if kind == "causal" and tq == tk:
+        return ctx.reference.causal_mask(tq)
+    return _padding(batch, tk, "padding" if kind != "none" else "none")
+
+
+def _expect_same(ctx, got, expected, what):
+    ctx.tensor(got, what, shape=expected.shape)
+    ctx.expect_close(got, expected, what)
+
+
+def _modules(ctx, name, build):
+    """(student object, reference) per constructor arguments, built once per check."""
+    cache = {}
+
+    def get(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in cache:
+            cache[key] = build(name, *args, **kwargs)
+        return cache[key]
+    return get
+
+
+def _with_reference_weights(ctx):
+    def build(name, *args, **kwargs):
+        ref = ctx.reference_instance(name, *args, **kwargs)
+        obj = ctx.new(name, *args, **kwargs)
+        ctx.copy_weights(obj, ref)
+        return obj, ref
+    return build
+
+
+# -- scaled_dot_product_attention ---------------------------------------------------------------
+@check("sdpa.sizes", assignment="attention", target=SDPA, category="hidden_config", points=1,
+       needs=("sdpa.shape",), title=TITLE,
+       hint=_hint("q, k dan v boleh punya Tq, Tk, d_k, d_v dan sumbu batch berapa pun.",
+                  "q, k and v may have any Tq, Tk, d_k, d_v and batch axes."))
+def sdpa_sizes(ctx):
+    from hypothesis import strategies as st
+
+    def evaluate(c):
+        g = _generator(ctx, c)
+        batch = (c["b"], c["h"])
+        q = _randn(g, *batch, c["tq"], c["dk"])
+        k, v = _randn(g, *batch, c["tk"], c["dk"]), _randn(g, *batch, c["tk"], c["dv"])
+        mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
+        kwargs = {} if mask is None else {"mask": mask}
+        out, weights = ctx.pair(ctx.call(SDPA, q, k, v, **kwargs), SDPA)
+        ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v, mask)
+        _expect_same(ctx, weights, ref_weights, WEIGHTS)
+        _expect_same(ctx, out, ref_out, OUTPUT)
+
+    def show(c):
+        return _shown(f"q {(c['b'], c['h'], c['tq'], c['dk'])}, k {(c['b'], c['h'], c['tk'], c['dk'])}, "
+                      f"v {(c['b'], c['h'], c['tk'], c['dv'])}", _mask_words(c))
+
+    fields = {"b": 1, "h": 1, "tq": 1, "tk": 1, "dk": 1, "dv": 1, "mask": "none"}
+    edges = [dict(b=1, h=1, tq=1, tk=1, dk=1, dv=1, mask="none"),
+             dict(b=1, h=2, tq=3, tk=5, dk=1, dv=2, mask="padding"),
+             dict(b=2, h=1, tq=96, tk=96, dk=5, dv=3, mask="causal")]
+    strategy = st.fixed_dictionaries(dict(
+        b=st.integers(1, 3), h=st.integers(1, 3), tq=_lengths(st), tk=_lengths(st),
+        dk=st.integers(1, 9), dv=st.integers(1, 9), mask=st.sampled_from(("none", "padding", "causal"))))
+    roles = {"b": "batch", "h": "num_heads", "tq": "decoder_length", "tk": "length", "dk": "d_k"}
+    search = Search(ctx, fields, evaluate, lambda c: _not_hidden(ctx, c, roles), show, lambda c: 1)
+    search.run([e for e in edges if search.valid(e)], strategy, _seed(ctx), examples=8)
+
+
+def _mask_words(c):
+    """(Indonesian, English) words for the configuration's mask, if it has one."""
+    kind = c.get("mask", "none")
+    if kind == "causal" and c.get("tq") == c.get("tk", c.get("tq")):
+        return ", dengan mask kausal", ", with a causal mask"
+    if kind != "none" and c.get("tk", c.get("t", 1)) > 1:
+        return ", dengan mask padding", ", with a padding mask"
+    return "", ""
+
+
+def _shown(text, mask_words=("", "")):
+    return bilingual(text + mask_words[0], text + mask_words[1])
+
+
+# -- MultiHeadAttention --------------------------------------------------------------------------
+@check("mha.sizes", assignment="attention", target=MHA, category="hidden_config", points=1,
+       needs=("mha.shape",), title=TITLE,
+       hint=_hint("Batch 1 tetap (1, Tq, D); satu head dan d_k = 1 (d_model == num_heads) juga sah.",
+                  "A batch of one stays (1, Tq, D); one head and d_k = 1 (d_model == num_heads) are "
+                  "valid too."))
+def mha_sizes(ctx):
+    from hypothesis import strategies as st
+
+    module = _modules(ctx, MHA, _with_reference_weights(ctx))
+
+    def evaluate(c):
+        d = c["heads"] * c["dk"]
+        obj, ref = module(d, c["heads"])
+        g = _generator(ctx, c)
+        q, k, v = _randn(g, c["b"], c["tq"], d), _randn(g, c["b"], c["tk"], d), _randn(g, c["b"], c["tk"], d)
+        mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
+        kwargs = {} if mask is None else {"mask": mask}
+        out, weights = ctx.pair(ctx.call(obj, q, k, v, **kwargs), "MultiHeadAttention.forward")
+        with torch.no_grad():
+            ref_out, ref_weights = ref(q, k, v, mask)
+        _expect_same(ctx, out, ref_out, OUTPUT)
+        _expect_same(ctx, weights, ref_weights, WEIGHTS)
+
+    def show(c):
+        return _shown(f"MultiHeadAttention(d_model={c['heads'] * c['dk']}, num_heads={c['heads']}), "
+                      f"B={c['b']}, Tq={c['tq']}, Tk={c['tk']}", _mask_words(c))
+
+    modules_seen = set()
+
+    def requests(c):
+        new = (c["heads"], c["dk"]) not in modules_seen
+        modules_seen.add((c["heads"], c["dk"]))
+        return 3 if new else 1
+
+    roles = {"b": "batch", "heads": "num_heads", "tq": "decoder_length", "tk": "length", "dk": "d_k"}
+    hidden = _hidden_values(ctx)
+
+    def valid(c):
+        return _not_hidden(ctx, c, roles) and c["heads"] * c["dk"] != hidden["d_model"]
+
+    one = _avoid(ctx, "num_heads", (4, 5, 6))
+    fields = {"b": 1, "tq": 1, "tk": 1, "heads": 1, "dk": 1, "mask": "none"}
+    edges = [e for e in (dict(b=1, tq=1, tk=3, heads=1, dk=6, mask="none"),
+                         dict(b=2, tq=5, tk=1, heads=one, dk=1, mask="none"),
+                         dict(b=1, tq=80, tk=80, heads=2, dk=4, mask="causal"))]
+    strategy = st.fixed_dictionaries(dict(
+        b=st.integers(1, 4), tq=_lengths(st), tk=_lengths(st), heads=st.integers(1, 6),
+        dk=st.integers(1, 6), mask=st.sampled_from(("none", "padding", "causal"))))
+    search = Search(ctx, fields, evaluate, valid, show, requests)
+    search.run([e for e in edges if valid(e)], strategy, _seed(ctx), examples=2)
+
+
+def _avoid(ctx, role, choices):
+    """The first of ``choices`` that is not the hidden size of that role."""
+    hidden = _hidden_values(ctx)[role]
+    return next(c for c in choices if c != hidden)
+
+
+# -- positional_encoding ---------------------------------------------------------------------------
+@check("pe.sizes", assignment="encoder", target=PE, category="hidden_config", points=1,
+       needs=("pe.shape",), title=TITLE,
+       hint=_hint("length dan d_model (genap) berapa pun: jangan menyiapkan tabel dengan panjang "
+                  "maksimum tetap.",
+                  "Any length and any even d_model: do not precompute a table with a fixed maximum "
+                  "length."))
+def pe_sizes(ctx):
+    from hypothesis import strategies as st
+
+    def evaluate(c):
+        label = f"positional_encoding({c['length']}, {c['d_model']})"
+        pe = ctx.tensor(ctx.call(PE, c["length"], c["d_model"]), label, shape=(c["length"], c["d_model"]))
+        expected = ctx.reference.positional_encoding(c["length"], c["d_model"])
+        ctx.expect_close(pe.double(), expected.double(), bilingual("Nilainya", "Its values"),
+                         "positional_encoding")
+
+    def valid(c):
+        return c["d_model"] % 2 == 0 and _not_hidden(ctx, c, {"length": "length", "d_model": "d_model"})
+
+    fields = {"length": 1, "d_model": 2}
+    edges = [dict(length=1, d_model=2), dict(length=2, d_model=6), dict(length=128, d_model=10),
+             dict(length=3, d_model=66)]
+    strategy = st.fixed_dictionaries(dict(length=_lengths(st),
+                                          d_model=st.integers(1, 40).map(lambda n: 2 * n)))
+    search = Search(ctx, fields, evaluate, valid,
+                    lambda c: f"length={c['length']}, d_model={c['d_model']}", lambda c: 1)
+    search.run([e for e in edges if valid(e)], strategy, _seed(ctx), examples=8)
+
+
+# -- FeedForward -------------------------------------------------------------------------------
+@check("ffn.sizes", assignment="encoder", target=FFN, category="hidden_config", points=1,
+       needs=("ffn.shape",), title=TITLE,
+       hint=_hint("Pakai d_model dan d_ff dari argumen; FeedForward bekerja pada tiap token, "
+                  "berapa pun B dan T.",
+                  "Use d_model and d_ff from the arguments; FeedForward works on every token, "
+                  "whatever B and T."))
+def ffn_sizes(ctx):
+    from hypothesis import strategies as st
+
+    module = _modules(ctx, FFN, lambda name, *a: ctx.with_own_sublayers(name, *a))
+
+    def evaluate(c):
+        obj, ref = module(c["d_model"], c["d_ff"])
+        x = _randn(_generator(ctx, c), c["b"], c["t"], c["d_model"]) * 2
+        with torch.no_grad():
+            expected = ref(x)
+        _expect_same(ctx, ctx.call(obj, x), expected, OUTPUT)
+
+    seen = set()
+
+    def requests(c):
+        new = (c["d_model"], c["d_ff"]) not in seen
+        seen.add((c["d_model"], c["d_ff"]))
+        return 3 if new else 1
+
+    def valid(c):
+        return _not_hidden(ctx, c, {"b": "batch", "t": "length", "d_model": "d_model", "d_ff": "d_ff"})
+
+    fields = {"b": 1, "t": 1, "d_model": 1, "d_ff": 1}
+    edges = [dict(b=1, t=1, d_model=1, d_ff=1), dict(b=2, t=3, d_model=5, d_ff=2),
+             dict(b=1, t=100, d_model=5, d_ff=2)]
+    strategy = st.fixed_dictionaries(dict(b=st.integers(1, 4), t=_lengths(st),
+                                          d_model=st.integers(1, 20), d_ff=st.integers(1, 40)))
+    search = Search(ctx, fields, evaluate, valid,
+                    lambda c: f"FeedForward({c['d_model']}, {c['d_ff']}), x ({c['b']}, {c['t']}, {c['d_model']})",
+                    requests)
+    search.run([e for e in edges if valid(e)], strategy, _seed(ctx), examples=2)
+
+
+# -- EncoderBlock ---------------------------------------------------------------------------------
+@check("enc.sizes", assignment="encoder", target=ENC, category="hidden_config", points=1,
+       needs=("enc.construct",), title=TITLE,
+       hint=_hint("Blok dinilai utuh (dengan sub-layer Anda sendiri), pre-LN dan post-LN, dengan "
+                  "dan tanpa mask padding.",
+                  "The block is graded whole (with your own sub-layers), pre-LN and post-LN, with and "
+                  "without a padding mask."))
+def enc_sizes(ctx):
+    from hypothesis import strategies as st
+
+    module = _modules(ctx, ENC, lambda name, *a, **k: ctx.with_own_sublayers(name, *a, **k))
+
+    def evaluate(c):
+        d = c["heads"] * c["dk"]
+        obj, ref = module(d, c["heads"], c["d_ff"], prenorm=c["prenorm"])
+        x = _randn(_generator(ctx, c), c["b"], c["t"], d)
+        mask = _padding(c["b"], c["t"], c["mask"])
+        kwargs = {} if mask is None else {"mask": mask}
+        with torch.no_grad():
+            expected = ref(x, mask)
+        _expect_same(ctx, first_output(ctx, ctx.call(obj, x, **kwargs), OUTPUT), expected, OUTPUT)
+
+    seen = set()
+
+    def requests(c):
+        key = (c["heads"], c["dk"], c["d_ff"], c["prenorm"])
+        new = key not in seen
+        seen.add(key)
+        return 3 if new else 1
+
+    hidden = _hidden_values(ctx)
+
+    def valid(c):
+        return (_not_hidden(ctx, c, {"b": "batch", "t": "length", "heads": "num_heads", "d_ff": "d_ff",
+                                     "dk": "d_k"})
+                and c["heads"] * c["dk"] != hidden["d_model"])
+
+    def show(c):
+        return _shown(f"EncoderBlock({c['heads'] * c['dk']}, {c['heads']}, {c['d_ff']}, "
+                      f"prenorm={c['prenorm']}), x ({c['b']}, {c['t']}, {c['heads'] * c['dk']})",
+                      _mask_words({"mask": c["mask"], "tk": c["t"]}))
+
+    fields = {"b": 1, "t": 1, "heads": 1, "dk": 1, "d_ff": 1, "prenorm": None, "mask": "none"}
+    edges = [dict(b=1, t=1, heads=1, dk=4, d_ff=3, prenorm=False, mask="none"),
+             dict(b=2, t=6, heads=2, dk=1, d_ff=5, prenorm=True, mask="padding"),
+             dict(b=1, t=70, heads=2, dk=3, d_ff=4, prenorm=False, mask="none")]
+    strategy = st.fixed_dictionaries(dict(
+        b=st.integers(1, 4), t=_lengths(st), heads=st.integers(1, 5), dk=st.integers(1, 5),
+        d_ff=st.integers(1, 24), prenorm=st.booleans(), mask=st.sampled_from(("none", "padding"))))
+    search = Search(ctx, fields, evaluate, valid, show, requests)
+    search.run([e for e in edges if valid(e)], strategy, _seed(ctx), examples=2)
+
+
+# -- DecoderBlock ---------------------------------------------------------------------------------
+@check("dec.sizes", assignment="decoder", target=DEC, category="hidden_config", points=1,
+       needs=("dec.construct",), title=TITLE,
+       hint=_hint("Tdec dan Tsrc boleh berbeda (dan bernilai 1); mask kausal berukuran Tdec dari "
+                  "masukan, berapa pun panjangnya.",
+                  "Tdec and Tsrc may differ (and be 1); the causal mask has the input's Tdec, however "
+                  "long."))
+def dec_sizes(ctx):
+    from hypothesis import strategies as st
+
+    module = _modules(ctx, DEC, lambda name, *a: ctx.with_own_sublayers(name, *a))
+
+    def evaluate(c):
+        d = c["heads"] * c["dk"]
+        obj, ref = module(d, c["heads"], c["d_ff"])
+        g = _generator(ctx, c)
+        x, memory = _randn(g, c["b"], c["tdec"], d), _randn(g, c["b"], c["tsrc"], d)
+        result = ctx.call(obj, x, memory)
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            fail(bilingual("forward harus mengembalikan (keluaran, bobot cross-attention).",
+                           "forward must return (output, cross-attention weights)."))
+        with torch.no_grad():
+            ref_out, ref_weights = ref(x, memory)
+        _expect_same(ctx, result[0], ref_out, OUTPUT)
+        _expect_same(ctx, result[1], ref_weights, bilingual("Bobot cross-attention",
+                                                            "The cross-attention weights"))
+
+    seen = set()
+
+    def requests(c):
+        key = (c["heads"], c["dk"], c["d_ff"])
+        new = key not in seen
+        seen.add(key)
+        return 3 if new else 1
+
+    hidden = _hidden_values(ctx)
+
+    def valid(c):
+        return (_not_hidden(ctx, c, {"b": "batch", "tdec": "decoder_length", "tsrc": "length",
+                                     "heads": "num_heads", "d_ff": "d_ff", "dk": "d_k"})
+                and c["heads"] * c["dk"] != hidden["d_model"])
+
+    def show(c):
+        d = c["heads"] * c["dk"]
+        return (f"DecoderBlock({d}, {c['heads']}, {c['d_ff']}), x ({c['b']}, {c['tdec']}, {d}), "
+                f"memory ({c['b']}, {c['tsrc']}, {d})")
+
+    fields = {"b": 1, "tdec": 1, "tsrc": 1, "heads": 1, "dk": 1, "d_ff": 1}
+    edges = [dict(b=1, tdec=1, tsrc=3, heads=1, dk=4, d_ff=3),
+             dict(b=2, tdec=5, tsrc=1, heads=2, dk=1, d_ff=5),
+             dict(b=1, tdec=70, tsrc=9, heads=2, dk=3, d_ff=4)]
+    strategy = st.fixed_dictionaries(dict(
+        b=st.integers(1, 4), tdec=_lengths(st), tsrc=_lengths(st), heads=st.integers(1, 5),
+        dk=st.integers(1, 5), d_ff=st.integers(1, 24)))
+    search = Search(ctx, fields, evaluate, valid, show, requests)
+    search.run([e for e in edges if valid(e)], strategy, _seed(ctx), examples=2)
