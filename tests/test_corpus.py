@@ -1,11 +1,15 @@
 """The submission corpus (tests/corpus, see its README): hand-written correct submissions must get
 full marks, one-bug mutants must lose the points of the check(s) that name their bug and keep the
-points their header says they keep.
+points their header says they keep, and get the diagnosis (tests/corpus/README.md, `# diagnosis:`)
+their header names.
 
 Every file is graded once per session, in a few long-lived grading processes that run in
 parallel (``CORPUS_JOBS``, default: the number of CPUs, at most 4); tests wait only for the files
 they look at. Meta-tests: the reference solution gets full marks, every registered check is failed
-by at least one mutant, and each assignment has a do-nothing submission that scores at most 10%.
+by at least one mutant, each assignment has a do-nothing submission that scores at most 10%, every
+entry of the mistake catalogue (autograder/checks/mistakes.py) has a mutant that gets it, and no
+correct submission is diagnosed with anything even when every target is probed as if all its checks
+had failed.
 """
 
 import json
@@ -22,6 +26,7 @@ import pytest
 
 from autograder import config
 from autograder import plan as plans
+from autograder.checks import mistakes
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -47,20 +52,22 @@ class Entry:
     messages: tuple  # (check id, substring of the English message)
     max_fraction: float | None  # expect-score-at-most
     header_problems: tuple
+    diagnosis: str | None = None  # a mistake id of the catalogue, or "none"
 
     @property
     def name(self):
         return f"{self.assignment}/{self.path.parent.name}/{self.path.stem}"
 
 
-HEADER_KEYS = ("corpus", "expect-fail", "expect-pass", "expect-message", "expect-score-at-most")
+HEADER_KEYS = ("corpus", "expect-fail", "expect-pass", "expect-message", "expect-score-at-most",
+               "diagnosis")
 
 
 def parse_entry(path):
     path = Path(path)
     assignment, folder = path.parent.parent.name, path.parent.name
     kind, description, problems = None, "", []
-    fail, keep, messages, bound = [], [], [], None
+    fail, keep, messages, bound, diagnosis = [], [], [], None, None
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):
             break
@@ -78,6 +85,12 @@ def parse_entry(path):
         elif key in ("expect-fail", "expect-pass"):
             ids = [c.strip() for c in value.split(",") if c.strip()]
             (fail if key == "expect-fail" else keep).extend(ids)
+        elif key == "diagnosis":
+            if diagnosis is not None:
+                problems.append("more than one `# diagnosis:` line")
+            diagnosis = value
+            if value != "none" and value not in mistakes.BY_ID:
+                problems.append(f"`# diagnosis: {value}` is not an id of the mistake catalogue")
         elif key == "expect-message":
             check_id, _, substring = value.partition(":")
             if not substring.strip():
@@ -97,13 +110,14 @@ def parse_entry(path):
     if kind == "mutant" and not fail and bound is None:
         problems.append("a mutant must name at least one check in `# expect-fail:` "
                         "(or bound its score with `# expect-score-at-most:`)")
-    if kind == "correct" and (fail or keep or messages or bound is not None):
-        problems.append("a correct submission must get full marks: no expect-* lines")
+    if kind == "correct" and (fail or keep or messages or bound is not None or diagnosis):
+        problems.append("a correct submission must get full marks and no diagnosis: no expect-* "
+                        "or diagnosis lines")
     both = set(fail) & set(keep)
     if both:
         problems.append(f"checks both in expect-fail and expect-pass: {', '.join(sorted(both))}")
     return Entry(path, assignment, kind or "?", description, tuple(fail), tuple(keep),
-                 tuple(messages), bound, tuple(problems))
+                 tuple(messages), bound, tuple(problems), diagnosis)
 
 
 def corpus_entries():
@@ -140,14 +154,30 @@ CHILD = r"""
 import json, sys, traceback
 from pathlib import Path
 from autograder import plan as plans
+from autograder.checks import mistakes
 from autograder.grading import grade
 from autograder.loader import Submission
+
+# For a correct submission (or the reference) the catalogue also probes every target as if all
+# its checks had failed: nothing may be named. Wrapped around the call grading makes.
+diagnose, forced = mistakes.diagnose, {}
+def probing_everything(session, plan, outcomes):
+    found = diagnose(session, plan, outcomes)
+    if forced.get("wanted"):
+        try:
+            forced["found"] = [[d.target, d.mistake] for d in diagnose(session, plan, outcomes, forced=True)]
+        except BaseException:
+            forced["found"] = "crash: " + traceback.format_exc()
+    return found
+mistakes.diagnose = probing_everything
 
 plans_by_name = {}
 for line in sys.stdin:
     assignment, path = json.loads(line)
     try:
         plan = plans_by_name.setdefault(assignment, plans.load(assignment))
+        forced.clear()
+        forced["wanted"] = Path(path).parent.name == "correct" or Path(path).stem.startswith("reference_")
         result = grade(Submission(Path(path).stem, assignment, Path(path)), plan)
         plain = {
             "score": result.score, "max_score": result.max_score,
@@ -155,6 +185,8 @@ for line in sys.stdin:
             "outcomes": {o.check.id: {"status": o.status, "score": o.score, "points": o.check.points,
                                       "message": o.message["en"] if o.message else ""}
                          for o in result.outcomes},
+            "diagnoses": [[d.target, d.mistake, list(d.explains)] for d in result.diagnoses],
+            "forced": forced.get("found"),
         }
     except BaseException:
         plain = {"crash": traceback.format_exc()}
@@ -245,7 +277,8 @@ def _wanted(item, references):
     assignment = params.get("assignment")
     if item.originalname == "test_reference_gets_full_marks":
         return [(assignment, references[assignment])]
-    if item.originalname == "test_every_check_is_failed_by_some_mutant":
+    if item.originalname in ("test_every_check_is_failed_by_some_mutant",
+                             "test_every_diagnosis_is_produced_by_its_mutants"):
         return [(e.assignment, e.path) for e in ENTRIES if e.assignment == assignment and e.kind == "mutant"]
     if item.originalname == "test_do_nothing_scores_at_most_ten_percent":
         return [(e.assignment, e.path) for e in ENTRIES
@@ -282,7 +315,21 @@ def describe(result, only_lost=True):
     for check_id, o in result["outcomes"].items():
         if not only_lost or o["status"] != "passed":
             lines.append(f"  {check_id:30s} {o['status']:7s} -{o['points']:g}  {o['message']}")
+    for target, mistake, explains in result.get("diagnoses", []):
+        lines.append(f"  diagnosis {mistake} ({target}) explains {', '.join(explains) or '-'}")
     return "\n".join(lines)
+
+
+def hidden_sizes_in(message):
+    """The message shows one of course.toml's hidden sizes in its role (sizes checks only show
+    generated configurations, which never hold one)."""
+    h = COURSE.hidden
+    roles = {"d_model": h.d_model, "num_heads": h.num_heads, "B": h.batch, "Tk": h.length,
+             "Tq": h.decoder_length, "length": h.length}
+    if any(re.search(rf"\b{name}={value}\b", message) for name, value in roles.items()):
+        return True
+    blocks = (rf"Block\({h.d_model}, {h.num_heads}, {h.d_ff}\b", rf"FeedForward\({h.d_model}, {h.d_ff}\)")
+    return any(re.search(pattern, message) for pattern in blocks)
 
 
 def require_checks(assignment):
@@ -331,6 +378,9 @@ def test_corpus_submission(entry, grader):
         assert not result["problems"], f"{entry.name}: load problems\n" + describe(result)
         assert result["score"] == result["max_score"], (
             f"correct submission {entry.name} ({entry.description}) lost points:\n" + describe(result))
+        assert result["forced"] == [], (
+            f"correct submission {entry.name} is diagnosed when every target is probed: "
+            f"{result['forced']}")
         return
     wrong = []
     for check_id in entry.expect_fail:
@@ -345,6 +395,18 @@ def test_corpus_submission(entry, grader):
         message = outcomes[check_id]["message"]
         if substring.lower() not in message.lower():
             wrong.append(f"expected the message of {check_id} to contain {substring!r}, got {message!r}")
+    named = [mistake for _, mistake, _ in result["diagnoses"]]
+    if entry.diagnosis == "none" and named:
+        wrong.append(f"expected no diagnosis, got {', '.join(named)}")
+    elif entry.diagnosis not in (None, "none") and entry.diagnosis not in named:
+        wrong.append(f"expected the diagnosis {entry.diagnosis}, got {', '.join(named) or 'none'}")
+    failed = {c for c, o in outcomes.items() if o["status"] in ("failed", "timeout")}
+    for target, mistake, explains in result["diagnoses"]:
+        if set(explains) - failed:
+            wrong.append(f"{mistake} explains checks that did not fail: {set(explains) - failed}")
+    leaks = [c for c, o in outcomes.items() if c.endswith(".sizes") and hidden_sizes_in(o["message"])]
+    if leaks:
+        wrong.append(f"a sizes check shows a hidden size: {', '.join(leaks)}")
     if entry.max_fraction is not None and result["score"] > entry.max_fraction * result["max_score"]:
         wrong.append(f"expected at most {entry.max_fraction:.0%} of {result['max_score']:g} points, "
                      f"got {result['score']:g}")
@@ -357,6 +419,27 @@ def test_reference_gets_full_marks(assignment, grader, references):
     require_checks(assignment)
     result = grader.result(assignment, references[assignment])
     assert result["score"] == result["max_score"] > 0, describe(result)
+    assert result["forced"] == [], f"the reference is diagnosed: {result['forced']}"
+
+
+def test_every_mistake_has_a_mutant():
+    """Fast (no grading): each catalogue entry is the `# diagnosis:` of some mutant (graded in
+    test_corpus_submission, which asserts that it gets it)."""
+    named = {e.diagnosis for e in ENTRIES if e.kind == "mutant"}
+    missing = [m.id for m in mistakes.CATALOGUE if m.id not in named]
+    assert not missing, f"no mutant declares `# diagnosis:` for: {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_diagnosis_is_produced_by_its_mutants(assignment, grader):
+    """Every mutant that names a diagnosis gets it (one line per assignment, for the overview)."""
+    missed = []
+    for entry in ENTRIES:
+        if entry.assignment == assignment and entry.kind == "mutant" and entry.diagnosis not in (None, "none"):
+            named = [m for _, m, _ in grader.result(assignment, entry.path)["diagnoses"]]
+            if entry.diagnosis not in named:
+                missed.append(f"{entry.name}: expected {entry.diagnosis}, got {', '.join(named) or 'none'}")
+    assert not missed, "\n".join(missed)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

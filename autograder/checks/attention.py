@@ -1,8 +1,6 @@
 """Checks of the attention assignment: scaled dot-product attention and the causal mask
 (multi-head attention is in multihead.py)."""
 
-import math
-
 import torch
 
 from autograder.checks.common import (
@@ -16,31 +14,16 @@ from autograder.texts import bilingual
 SDPA, CAUSAL = "scaled_dot_product_attention", "causal_mask"
 
 HINT_SDPA = bilingual(
-    "Periksa rumus softmax(q kᵀ / √d_k) v: skala dengan akar d_k (ukuran sumbu terakhir q), "
-    "softmax pada sumbu terakhir (sumbu kunci), lalu kalikan dengan v.",
+    "Periksa rumus softmax(q kᵀ / √d_k) v, dengan q = query (kueri), k = key (kunci) dan "
+    "v = value (nilai): bagi skor dengan akar d_k (ukuran sumbu terakhir q), ambil softmax pada "
+    "sumbu terakhir (sumbu kunci), lalu kalikan dengan v.",
     "Check the formula softmax(q kᵀ / √d_k) v: scale by the square root of d_k (the last "
     "axis of q), take the softmax over the last axis (the keys), then multiply by v.")
 
 
-def diagnose_sdpa(q, k, v, weights):
-    """Name the typical bug whose weights the student's match, if any."""
-    scores = q.double() @ k.double().transpose(-2, -1)
-    d_k = q.shape[-1]
-    candidates = [
-        (scores.softmax(-1), bilingual("tanpa skala 1/√d_k", "without the 1/√d_k scale")),
-        ((scores / d_k).softmax(-1), bilingual("dibagi d_k, bukan √d_k", "divided by d_k, not √d_k")),
-        ((scores / math.sqrt(d_k)).softmax(-2),
-         bilingual("softmax pada sumbu kueri, bukan sumbu kunci", "softmax over the queries, not the keys")),
-    ]
-    for expected, label in candidates:
-        if weights.shape == expected.shape and torch.allclose(weights.double(), expected, atol=1e-5):
-            return label
-    return None
-
-
 # -- scaled_dot_product_attention -----------------------------------------------------------
 @check("sdpa.present", assignment="attention", target=SDPA, category="api", points=1,
-       title=bilingual("Fungsi ada dengan tanda tangan (q, k, v, mask=None)",
+       title=bilingual("Fungsi tersedia dengan parameter (q, k, v, mask=None)",
                        "Function exists with signature (q, k, v, mask=None)"),
        hint=bilingual("Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.",
                       "Define `def scaled_dot_product_attention(q, k, v, mask=None)`."))
@@ -77,19 +60,13 @@ def sdpa_numeric(ctx):
     q = q * 2  # sharper scores make a missing or wrong scale visible
     out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
     ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v)
-    ctx.tensor(weights, WEIGHTS, shape=ref_weights.shape)
-    if not ctx.close(weights, ref_weights):
-        label = diagnose_sdpa(q, k, v, weights)
-        if label:
-            fail(bilingual(f"Bobot attention Anda cocok dengan versi {label['id']}.",
-                           f"Your attention weights match the version {label['en']}."))
     ctx.expect_close(weights, ref_weights, WEIGHTS)
     ctx.expect_close(out, ref_out, OUTPUT)
 
 
 @check("sdpa.float64", assignment="attention", target=SDPA, category="dtype", points=1, needs=("sdpa.shape",),
        title=bilingual("Bekerja dalam float64", "Works in float64"),
-       hint=bilingual("Jangan menetapkan dtype secara tetap; tensor baru ikut dtype masukan.",
+       hint=bilingual("Jangan menulis dtype secara tetap; tensor baru mengikuti dtype masukan.",
                       "Do not hard-code a dtype; new tensors follow the input's dtype."))
 def sdpa_float64(ctx):
     q, k, v = _sdpa_inputs(ctx, dtype=torch.float64)
@@ -104,7 +81,7 @@ def sdpa_float64(ctx):
 
 @check("sdpa.rows_sum_to_one", assignment="attention", target=SDPA, category="rows_sum_to_one", points=1,
        needs=("sdpa.shape",), title=bilingual("Tiap baris bobot berjumlah 1", "Each row of weights sums to 1"),
-       hint=bilingual("softmax harus diambil pada sumbu terakhir (dim=-1).",
+       hint=bilingual("Softmax harus diambil pada sumbu terakhir (dim=-1), yaitu sumbu kunci.",
                       "The softmax must be taken over the last axis (dim=-1)."))
 def sdpa_rows(ctx):
     q, k, v = _sdpa_inputs(ctx)
@@ -174,7 +151,7 @@ def sdpa_batch_independence(ctx):
 
 @check("sdpa.no_inplace", assignment="attention", target=SDPA, category="api", points=1, needs=("sdpa.shape",),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
-       hint=bilingual("Jangan mengubah q, k, v atau mask di tempat.",
+       hint=bilingual("Jangan mengubah q, k, v atau mask secara in-place (di tempat).",
                       "Do not modify q, k, v or mask in place."))
 def sdpa_no_inplace(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
@@ -183,8 +160,8 @@ def sdpa_no_inplace(ctx):
 
 
 @check("sdpa.device_agnostic", assignment="attention", target=SDPA, category="device_agnostic", points=1,
-       needs=("sdpa.shape",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=bilingual("Tensor yang dibuat di dalam fungsi harus berada di device masukan.",
+       needs=("sdpa.shape",), title=bilingual("Tidak terikat pada satu perangkat (device)", "Not tied to one device"),
+       hint=bilingual("Tensor yang dibuat di dalam fungsi harus berada di perangkat yang sama dengan masukan.",
                       "Tensors created inside the function must be on the input's device."))
 def sdpa_device_agnostic(ctx):
     q, k, v = _sdpa_inputs(ctx, tq=6, tk=6)
@@ -200,7 +177,7 @@ HINT_CAUSAL = bilingual(
 
 
 @check("causal.present", assignment="attention", target=CAUSAL, category="api", points=1,
-       title=bilingual("Fungsi causal_mask(t) ada", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
+       title=bilingual("Fungsi causal_mask(t) tersedia", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
 def causal_present(ctx):
     expect_present(ctx, CAUSAL, "function", 1, signature="causal_mask(t)")
 
@@ -228,11 +205,6 @@ def causal_dtype(ctx):
 def causal_convention(ctx):
     mask = ctx.tensor(ctx.call(CAUSAL, 4), "causal_mask(4)", shape=(4, 4))
     future, past = bool(mask[0, 3]), bool(mask[3, 0])
-    if not future and past:
-        fail(bilingual("Mask terbalik: posisi masa lalu diblokir dan masa depan dibiarkan. True harus "
-                       "berarti DIBLOKIR dan berada di atas diagonal (triu, bukan tril).",
-                       "Inverted mask: past positions are blocked and future ones allowed. True must "
-                       "mean BLOCKED and lie above the diagonal (triu, not tril)."))
     if not future or past:
         fail(bilingual("Mask kausal harus True untuk kunci di masa depan (j > i) dan False untuk masa lalu.",
                        "The causal mask must be True for future keys (j > i) and False for past ones."))
@@ -246,18 +218,12 @@ def causal_values(ctx):
         mask = ctx.tensor(ctx.call(CAUSAL, t), f"causal_mask({t})", shape=(t, t))
         expected = ctx.reference.causal_mask(t)
         got = mask.bool() if mask.dtype == torch.bool or not mask.is_floating_point() else mask != 0
-        if torch.equal(got, expected):
-            continue
-        if t > 1 and torch.equal(got, ~expected):
-            fail(bilingual("Mask terbalik: True harus berarti DIBLOKIR (posisi masa depan).",
-                           "Inverted mask: True must mean BLOCKED (the future positions)."))
-        if t > 1 and torch.equal(got, expected | torch.eye(t, dtype=torch.bool)):
-            fail(bilingual("Diagonal ikut diblokir (diagonal=0): token harus boleh memperhatikan dirinya "
-                           "sendiri. Pakai diagonal=1.",
-                           "The diagonal is blocked too (diagonal=0): a token must be able to attend to "
-                           "itself. Use diagonal=1."))
-        fail(bilingual(f"causal_mask({t}) tidak sama dengan triu(ones, diagonal=1).",
-                       f"causal_mask({t}) is not triu(ones, diagonal=1)."))
+        if not torch.equal(got, expected):
+            wrong = int((got != expected).sum())
+            fail(bilingual(f"causal_mask({t}) tidak sama dengan triu(ones, diagonal=1): {wrong} dari "
+                           f"{t * t} posisi salah.",
+                           f"causal_mask({t}) is not triu(ones, diagonal=1): {wrong} of {t * t} "
+                           "positions are wrong."))
 
 
 def _other_length(ctx):

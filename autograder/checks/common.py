@@ -315,17 +315,9 @@ def expect_rows_sum_to_one(ctx, weights):
     tol = ctx.tolerance("property")
     sums = weights.double().sum(-1)
     if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
-        columns = weights.double().sum(-2)
-        if weights.shape[-1] != weights.shape[-2] and torch.allclose(
-                columns, torch.ones_like(columns), atol=1e-5):
-            detail = bilingual(" Kolomnya yang berjumlah 1: softmax diambil pada sumbu yang salah.",
-                               " Its columns sum to 1: the softmax is taken over the wrong axis.")
-        else:
-            detail = bilingual("", "")
-        fail(bilingual("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci)."
-                       + detail["id"],
-                       "Every row of the attention weights must sum to 1 (a distribution over the keys)."
-                       + detail["en"]))
+        # which axis the softmax was taken over is named once, by mistakes.py (sdpa.softmax_axis)
+        fail(bilingual("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci).",
+                       "Every row of the attention weights must sum to 1 (a distribution over the keys)."))
 
 
 def expect_masked(ctx, weights, mask):

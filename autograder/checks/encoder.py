@@ -2,13 +2,12 @@
 (the encoder block's checks are in encoder_block.py)."""
 
 import torch
-import torch.nn.functional as F
 
 from autograder.checks.common import (
     expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
     expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
 )
-from autograder.checks.registry import OUTPUT, check, fail
+from autograder.checks.registry import OUTPUT, check
 from autograder.texts import bilingual
 
 PE, FFN = "positional_encoding", "FeedForward"
@@ -24,7 +23,7 @@ HINT_PE = bilingual(
 
 
 @check("pe.present", assignment="encoder", target=PE, category="api", points=1,
-       title=bilingual("Fungsi positional_encoding(length, d_model) ada",
+       title=bilingual("Fungsi positional_encoding(length, d_model) tersedia",
                        "Function positional_encoding(length, d_model) exists"), hint=HINT_PE)
 def pe_present(ctx):
     expect_present(ctx, PE, "function", 2, signature="positional_encoding(length, d_model)")
@@ -47,33 +46,12 @@ def pe_dtype(ctx):
     ctx.tensor(ctx.call(PE, 6, d_model), f"positional_encoding(6, {d_model})", dtype=torch.float32)
 
 
-def _pe_variants(length, d_model):
-    """Typical wrong encodings, to name the bug."""
-    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1)
-    index = torch.arange(0, d_model, 2, dtype=torch.float64)
-    angle = pos / 10000 ** (index / d_model)
-    swapped = torch.zeros(length, d_model, dtype=torch.float64)
-    swapped[:, 0::2], swapped[:, 1::2] = torch.cos(angle), torch.sin(angle)
-    halves = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
-    return [
-        (swapped, bilingual("sin dan cos tertukar (kolom genap harus sinus)",
-                            "sin and cos are swapped (even columns must be sines)")),
-        (halves, bilingual("sinus dan kosinus ditaruh sebagai dua blok, bukan berselang-seling",
-                           "sines and cosines are laid out as two blocks instead of interleaved")),
-    ]
-
-
 def _expect_pe_values(ctx, length, d_model):
     pe = ctx.tensor(ctx.call(PE, length, d_model), f"positional_encoding({length}, {d_model})",
                     shape=(length, d_model))
     expected = ctx.reference.positional_encoding(length, d_model)
-    if not ctx.close(pe.double(), expected.double(), "positional_encoding"):
-        for variant, label in _pe_variants(length, d_model):
-            if torch.allclose(pe.double(), variant, atol=1e-4):
-                fail(bilingual(f"Nilai positional encoding: {label['id']}.",
-                               f"Positional encoding values: {label['en']}."))
-        ctx.expect_close(pe.double(), expected.double(), bilingual("Nilai positional encoding",
-                         "The positional encoding values"), "positional_encoding")
+    ctx.expect_close(pe.double(), expected.double(), bilingual("Nilai positional encoding",
+                     "The positional encoding values"), "positional_encoding")
 
 
 @check("pe.values", assignment="encoder", target=PE, category="numeric_vs_reference", points=3,
@@ -91,26 +69,15 @@ HINT_FFN = bilingual(
     "approximate='tanh'), then l2 = nn.Linear(d_ff, d_model); applied to every token.")
 
 
-def _ffn_variants(ref, x):
-    hidden = ref.l1(x)
-    return [
-        (ref.l2(torch.relu(hidden)), bilingual("ReLU, bukan GELU", "ReLU instead of GELU")),
-        (ref.l2(F.gelu(hidden, approximate="tanh")),
-         bilingual("GELU pendekatan tanh, bukan GELU eksak (erf)",
-                   "the tanh-approximated GELU instead of the exact (erf) GELU")),
-        (ref.l2(hidden), bilingual("tanpa fungsi aktivasi", "no activation function")),
-    ]
-
-
 @check("ffn.present", assignment="encoder", target=FFN, category="api", points=1,
-       title=bilingual("Class FeedForward(nn.Module) ada", "Class FeedForward(nn.Module) exists"),
+       title=bilingual("Kelas FeedForward(nn.Module) tersedia", "Class FeedForward(nn.Module) exists"),
        hint=HINT_FFN)
 def ffn_present(ctx):
     expect_present(ctx, FFN, "module", 2, 1, signature="FeedForward(d_model, d_ff); forward(x)")
 
 
 @check("ffn.construct", assignment="encoder", target=FFN, category="api", points=1, needs=("ffn.present",),
-       title=bilingual("Dapat dibuat; punya l1 dan l2", "Can be built; has l1 and l2"), hint=HINT_FFN)
+       title=bilingual("Dapat dibuat dan memiliki l1 serta l2", "Can be built; has l1 and l2"), hint=HINT_FFN)
 def ffn_construct(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
     expect_submodules(obj, {"l1": "Linear", "l2": "Linear"})
@@ -146,13 +113,9 @@ def ffn_shape(ctx):
 
 
 def _expect_ffn_close(ctx, out, ref, x, tolerance="float32"):
-    expected = ref(x)
+    with torch.no_grad():
+        expected = ref(x)
     ctx.tensor(out, OUTPUT, shape=expected.shape)
-    if not ctx.close(out, expected, tolerance):
-        for variant, label in _ffn_variants(ref, x):
-            if torch.allclose(out.double(), variant.double(), atol=1e-6, rtol=1e-5):
-                fail(bilingual(f"Keluaran Anda cocok dengan FeedForward yang memakai {label['id']}.",
-                               f"Your output matches a FeedForward that uses {label['en']}."))
     ctx.expect_close(out, expected, OUTPUT, tolerance)
 
 
@@ -166,7 +129,7 @@ def ffn_numeric(ctx):
 
 @check("ffn.float64", assignment="encoder", target=FFN, category="dtype", points=1, needs=("ffn.shape",),
        title=bilingual("Bekerja setelah .double()", "Works after .double()"),
-       hint=bilingual("Jangan menetapkan dtype di dalam modul.", "Do not hard-code a dtype inside the module."))
+       hint=bilingual("Jangan menulis dtype secara tetap di dalam modul.", "Do not hard-code a dtype inside the module."))
 def ffn_float64(ctx):
     obj64, ref64, x = _ffn_pieces(ctx, ctx.chapter, dtype="float64")
     obj32, ref32, _ = _ffn_pieces(ctx, ctx.chapter)
@@ -178,7 +141,7 @@ def ffn_float64(ctx):
 @check("ffn.gradient_flow", assignment="encoder", target=FFN, category="gradient_flow", points=1,
        needs=("ffn.shape",),
        title=bilingual("Gradien sampai ke semua parameter", "Gradients reach every parameter"),
-       hint=bilingual("Jangan memutus graf komputasi di forward.",
+       hint=bilingual("Jangan memutus graf komputasi di dalam forward.",
                       "Do not cut the computation graph in forward."))
 def ffn_gradient_flow(ctx):
     obj, _, x = _ffn_pieces(ctx, ctx.chapter)
@@ -195,15 +158,15 @@ def ffn_batch_independence(ctx):
 
 @check("ffn.no_inplace", assignment="encoder", target=FFN, category="api", points=1, needs=("ffn.shape",),
        title=bilingual("Masukan tidak diubah", "The input is not modified"),
-       hint=bilingual("Jangan mengubah x di tempat.", "Do not modify x in place."))
+       hint=bilingual("Jangan mengubah x secara in-place (di tempat).", "Do not modify x in place."))
 def ffn_no_inplace(ctx):
     obj, _, x = _ffn_pieces(ctx, ctx.chapter)
     expect_inputs_untouched(ctx, obj, (x,))
 
 
 @check("ffn.device_agnostic", assignment="encoder", target=FFN, category="device_agnostic", points=1,
-       needs=("ffn.shape",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=bilingual("Tensor baru di forward harus dibuat di device masukan.",
+       needs=("ffn.shape",), title=bilingual("Tidak terikat pada satu perangkat (device)", "Not tied to one device"),
+       hint=bilingual("Tensor baru di dalam forward harus dibuat di perangkat yang sama dengan masukan.",
                       "New tensors in forward must be created on the input's device."))
 def ffn_device_agnostic(ctx):
     d, f = ctx.chapter.d_model, ctx.chapter.d_ff

@@ -241,15 +241,6 @@ def _modules(ctx, name, build):
     return get
 
 
-def _with_reference_weights(ctx):
-    def build(name, *args, **kwargs):
-        ref = ctx.reference_instance(name, *args, **kwargs)
-        obj = ctx.new(name, *args, **kwargs)
-        ctx.copy_weights(obj, ref)
-        return obj, ref
-    return build
-
-
 # -- scaled_dot_product_attention ---------------------------------------------------------------
 @check("sdpa.sizes", assignment="attention", target=SDPA, category="hidden_config", points=1,
        needs=("sdpa.shape",), title=TITLE,
@@ -309,7 +300,7 @@ def _shown(text, mask_words=("", "")):
 def mha_sizes(ctx):
     from hypothesis import strategies as st
 
-    module = _modules(ctx, MHA, _with_reference_weights(ctx))
+    module = _modules(ctx, MHA, lambda name, *a: ctx.with_own_sublayers(name, *a))
 
     def evaluate(c):
         d = c["heads"] * c["dk"]

@@ -1,7 +1,7 @@
 # corpus: mutant — causal_mask with diagonal=0 (a token may not see itself)
 # expect-fail: causal.values
 # expect-pass: causal.shape, causal.dtype, causal.convention, sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
-# expect-message: causal.values: diagonal=0
+# diagnosis: causal.diagonal_blocked
 import math
 
 import torch

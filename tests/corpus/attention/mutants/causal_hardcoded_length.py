@@ -1,6 +1,7 @@
 # corpus: mutant — causal mask precomputed for the chapter's length 5 and sliced (hard-coded T=5)
 # expect-fail: causal.shape, causal.values
 # expect-pass: causal.dtype, causal.convention, sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

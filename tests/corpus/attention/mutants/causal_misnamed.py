@@ -2,6 +2,7 @@
 # expect-fail: causal.present
 # expect-pass: sdpa.present, sdpa.numeric, sdpa.causal_masking, mha.present, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
 # expect-message: causal.present: was not found
+# diagnosis: none
 import math
 
 import torch

@@ -2,6 +2,7 @@
 # expect-fail: mha.shape
 # expect-pass: sdpa.shape, sdpa.numeric, causal.values
 # expect-message: mha.shape: comes from the module `einops`
+# diagnosis: none
 import math
 
 import torch

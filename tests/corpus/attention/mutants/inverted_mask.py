@@ -3,6 +3,7 @@
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.convention, causal.values, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
 # expect-message: sdpa.mask_convention: Inverted mask
 # expect-message: mha.mask_convention: Inverted mask
+# diagnosis: sdpa.mask_inverted
 import math
 
 import torch

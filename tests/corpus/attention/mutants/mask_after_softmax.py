@@ -1,6 +1,7 @@
 # corpus: mutant — mask applied to the weights after the softmax (rows no longer sum to 1)
 # expect-fail: sdpa.causal_masking, sdpa.padding_masking, mha.masking
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.mask_convention, sdpa.batch_independence, causal.values, mha.shape, mha.numeric, mha.rows_sum_to_one, mha.mask_convention, mha.hidden_config
+# diagnosis: sdpa.mask_after_softmax
 import math
 
 import torch

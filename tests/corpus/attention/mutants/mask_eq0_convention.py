@@ -2,6 +2,7 @@
 # expect-fail: sdpa.mask_convention, sdpa.causal_masking, sdpa.padding_masking, mha.masking, mha.mask_convention
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.rows_sum_to_one, sdpa.batch_independence, causal.values, mha.shape, mha.numeric, mha.rows_sum_to_one, mha.hidden_config
 # expect-message: sdpa.mask_convention: Inverted mask
+# diagnosis: sdpa.mask_inverted
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — forward hard-codes the chapter's 4 heads (view(b, -1, 4, d // 4)) instead of num_heads
 # expect-fail: mha.hidden_config
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

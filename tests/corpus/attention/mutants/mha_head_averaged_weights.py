@@ -2,6 +2,7 @@
 # expect-fail: mha.shape
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, causal.values, mha.construct, mha.divisibility_error, mha.param_count
 # expect-message: mha.shape: expected (2, 4, 5, 7)
+# diagnosis: mha.weights_averaged
 import math
 
 import torch

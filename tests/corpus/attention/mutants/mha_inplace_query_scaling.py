@@ -1,6 +1,7 @@
 # corpus: mutant — the query is pre-scaled in place (q.mul_), changing the caller's tensor
 # expect-fail: mha.no_inplace
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.no_inplace, causal.values, mha.construct, mha.shape, mha.param_count, mha.rows_sum_to_one, mha.mask_convention, mha.gradient_flow, mha.batch_independence
+# diagnosis: inputs_modified_in_place
 import math
 
 import torch

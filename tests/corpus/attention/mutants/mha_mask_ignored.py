@@ -2,6 +2,7 @@
 # expect-fail: mha.masking, mha.mask_convention
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, causal.values, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
 # expect-message: mha.mask_convention: Blocked positions still get a non-zero attention weight
+# diagnosis: mha.mask_ignored
 import math
 
 import torch

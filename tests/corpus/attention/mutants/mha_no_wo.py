@@ -2,6 +2,7 @@
 # expect-fail: mha.numeric, mha.gradient_flow
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.rows_sum_to_one, mha.mask_convention, mha.batch_independence, mha.no_inplace, mha.device_agnostic
 # expect-message: mha.gradient_flow: wo.weight
+# diagnosis: mha.missing_wo
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — MultiHeadAttention.forward(x, mask=None) only does self-attention (no separate q, k, v)
 # expect-fail: mha.present
 # expect-pass: sdpa.present, sdpa.numeric, sdpa.causal_masking, causal.present, causal.values
+# diagnosis: none
 import math
 
 import torch

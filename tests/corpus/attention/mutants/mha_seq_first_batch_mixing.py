@@ -1,6 +1,7 @@
 # corpus: mutant — MHA copied from a sequence-first (T, B, D) implementation: view(T, B*H, d_k) on batch-first input mixes batch items
 # expect-fail: mha.numeric, mha.batch_independence
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.rows_sum_to_one, mha.gradient_flow, mha.no_inplace
+# diagnosis: batch_items_mixed
 import math
 
 import torch

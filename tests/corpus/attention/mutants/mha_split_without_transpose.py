@@ -1,6 +1,7 @@
 # corpus: mutant — heads split with view(B, H, T, d_k) directly (no transpose), merged back with view
 # expect-fail: mha.numeric, mha.hidden_config
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.float64, mha.construct, mha.param_count, mha.shape, mha.rows_sum_to_one, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: mha.split_without_transpose
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the weights are detached ("only for plotting") before they multiply v: no gradient to q and k
 # expect-fail: sdpa.gradient_flow, mha.gradient_flow
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.numeric, mha.float64, mha.masking, mha.hidden_config, mha.batch_independence, mha.no_inplace
+# diagnosis: graph_detached
 import math
 
 import torch

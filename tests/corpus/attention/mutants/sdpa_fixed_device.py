@@ -1,6 +1,7 @@
 # corpus: mutant — the fill tensor for blocked scores is created with device="cpu" (breaks on GPU)
 # expect-fail: sdpa.device_agnostic, mha.device_agnostic
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, causal.values, mha.shape, mha.numeric, mha.float64, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace
+# diagnosis: fixed_device
 import math
 
 import torch

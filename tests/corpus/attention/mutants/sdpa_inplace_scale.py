@@ -1,6 +1,7 @@
 # corpus: mutant — the scale is applied to q in place (q.mul_), so the caller's q changes
 # expect-fail: sdpa.no_inplace
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.batch_independence, sdpa.device_agnostic, causal.values, mha.shape, mha.numeric, mha.masking, mha.no_inplace, mha.batch_independence
+# diagnosis: inputs_modified_in_place
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — scaled_dot_product_attention divides the scores by sqrt(Tk), the number of keys, instead of sqrt(d_k); MultiHeadAttention around it is right: the sdpa checks and mha.integration pay, no other MHA check
 # expect-fail: sdpa.numeric, mha.integration
 # expect-pass: sdpa.present, sdpa.shape, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.present, causal.shape, causal.dtype, causal.convention, causal.values, mha.present, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: none
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the scale is taken from v's last axis (sqrt(d_v)); only wrong when d_v != d_k, as in sdpa.numeric's inputs (MHA has d_v == d_k)
 # expect-fail: sdpa.numeric
 # expect-pass: sdpa.shape, sdpa.float64, sdpa.rows_sum_to_one, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence
+# diagnosis: none
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — scaled_dot_product_attention(q, k, v) has no mask parameter (MHA masks its scores itself)
 # expect-fail: sdpa.present
 # expect-pass: causal.present, causal.values, mha.present, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: none
 import math
 
 import torch

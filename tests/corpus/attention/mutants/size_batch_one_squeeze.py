@@ -1,6 +1,7 @@
 # corpus: mutant — MultiHeadAttention drops the batch axis of its output with .squeeze(0) (meant for one sentence at a time): a batch of one returns (Tq, D)
 # expect-fail: mha.sizes
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.sizes, causal.values, mha.construct, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: squeezed_axes
 import math
 
 import torch

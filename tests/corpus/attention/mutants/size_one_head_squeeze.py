@@ -1,6 +1,7 @@
 # corpus: mutant — with a single head the weights are returned as (B, Tq, Tk) (weights.squeeze(1)), like the chapter's single-head example
 # expect-fail: mha.sizes
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.sizes, causal.values, mha.construct, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace, mha.device_agnostic
+# diagnosis: squeezed_axes
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — keys and values are split into heads with the query's length (view(b, tq, ...)): right for self-attention (Tq == Tk), an error as soon as Tq != Tk
 # expect-fail: mha.shape
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.sizes, causal.values, mha.construct, mha.param_count
+# diagnosis: equal_lengths_assumed
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — softmax over dim=0 (the batch axis): batch items are mixed
 # expect-fail: sdpa.numeric, sdpa.rows_sum_to_one, sdpa.batch_independence, mha.batch_independence, mha.integration
 # expect-pass: sdpa.shape, sdpa.gradient_flow, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.param_count, mha.gradient_flow, mha.numeric
+# diagnosis: sdpa.softmax_axis
 import math
 
 import torch

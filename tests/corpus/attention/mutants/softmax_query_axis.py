@@ -1,8 +1,7 @@
 # corpus: mutant — softmax over the query axis (dim=-2) instead of the keys
 # expect-fail: sdpa.numeric, sdpa.rows_sum_to_one, mha.rows_sum_to_one, mha.integration
 # expect-pass: sdpa.shape, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.param_count, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.numeric
-# expect-message: sdpa.numeric: softmax over the queries
-# expect-message: sdpa.rows_sum_to_one: columns sum to 1
+# diagnosis: sdpa.softmax_axis
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the submission's causal_mask uses tril (the decoder wiring itself is right: no double penalty in the recorded wiring checks, which take the block's own causal_mask(Tdec) as its mask; the property checks run the block as written, whose last row is all blocked, NaN: they are free)
 # expect-fail: dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.wiring, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.no_inplace, dec.device_agnostic
+# diagnosis: causal.tril
 import math
 
 import torch

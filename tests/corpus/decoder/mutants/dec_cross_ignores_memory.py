@@ -1,6 +1,7 @@
 # corpus: mutant — cross-attention attends to the decoder itself (k = v = ln2(h)); memory is ignored (unmasked, so it also sees the future: dec.causality is free)
 # expect-fail: dec.memory_path, dec.wiring, dec.cross_weights, dec.shape
 # expect-pass: dec.construct, dec.param_count, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: dec.memory_ignored
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the submission's FeedForward uses ReLU; the decoder wiring is right (no double penalty)
 # expect-fail: dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: ffn.relu
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the causal mask is built for the chapter's 6 decoder tokens: causal_mask(6)
 # expect-fail: dec.hidden_config
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

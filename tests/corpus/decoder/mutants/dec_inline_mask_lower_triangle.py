@@ -2,6 +2,7 @@
 # expect-fail: dec.causality, dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # expect-message: dec.causality: tokens see the future
+# diagnosis: causal.tril
 import math
 
 import torch

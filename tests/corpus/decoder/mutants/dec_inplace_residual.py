@@ -1,6 +1,7 @@
 # corpus: mutant — self-attention residual written as x += ... (modifies the caller's x)
 # expect-fail: dec.no_inplace
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.batch_independence, dec.device_agnostic
+# diagnosis: inputs_modified_in_place
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — causal_mask(T) is used without .to(x.device)
 # expect-fail: dec.device_agnostic
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace
+# diagnosis: fixed_device
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — memory centred with memory.mean(dim=0) (meant: over the tokens; dim 0 is the batch): batch items are mixed
 # expect-fail: dec.batch_independence, dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.no_inplace, dec.device_agnostic, dec.float64
+# diagnosis: batch_items_mixed
 import math
 
 import torch

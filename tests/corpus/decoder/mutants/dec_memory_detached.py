@@ -2,6 +2,7 @@
 # expect-fail: dec.gradient_flow
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # expect-message: dec.gradient_flow: input number 2
+# diagnosis: graph_detached
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — memory.float() hard-codes float32 (fails after .double())
 # expect-fail: dec.float64
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: none
 import math
 
 import torch

@@ -3,6 +3,7 @@
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # expect-message: dec.wiring: uses no causal mask
 # expect-message: dec.causality: tokens see the future
+# diagnosis: dec.no_causal_mask
 import math
 
 import torch

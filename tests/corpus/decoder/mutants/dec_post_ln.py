@@ -1,6 +1,7 @@
 # corpus: mutant — decoder written post-LN (LN after each residual) instead of the chapter's pre-LN
 # expect-fail: dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: dec.post_ln
 import math
 
 import torch

@@ -2,6 +2,7 @@
 # expect-fail: dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # expect-message: dec.wiring: does not normalise h with ln2
+# diagnosis: dec.query_not_normalized
 import math
 
 import torch

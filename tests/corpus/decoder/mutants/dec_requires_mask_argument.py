@@ -1,5 +1,6 @@
 # corpus: mutant — forward(x, memory, tgt_mask) requires the caller to pass the causal mask
 # expect-fail: dec.present
+# diagnosis: none
 import math
 
 import torch

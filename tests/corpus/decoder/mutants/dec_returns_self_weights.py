@@ -1,6 +1,7 @@
 # corpus: mutant — returns the self-attention weights instead of the cross-attention weights
 # expect-fail: dec.cross_weights
 # expect-pass: dec.construct, dec.param_count, dec.causality, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: dec.returns_self_weights
 import math
 
 import torch

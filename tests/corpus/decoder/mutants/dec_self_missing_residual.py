@@ -1,6 +1,7 @@
 # corpus: mutant — the masked self-attention sub-layer has no residual connection
 # expect-fail: dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# diagnosis: dec.missing_residual
 import math
 
 import torch

@@ -2,6 +2,7 @@
 # expect-fail: dec.param_count, dec.wiring
 # expect-pass: dec.construct, dec.shape, dec.causality, dec.memory_path, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # expect-message: dec.param_count: shared
+# diagnosis: dec.shared_attention
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the decoder registers a causal-mask buffer for 64 tokens in __init__ and slices it: longer inputs get a (64, 64) mask
 # expect-fail: dec.sizes
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.wiring, dec.integration, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

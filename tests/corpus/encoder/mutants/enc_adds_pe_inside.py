@@ -1,6 +1,7 @@
 # corpus: mutant — the block adds positional_encoding(T, D) to x itself (positions belong outside the block)
 # expect-fail: enc.permutation_equivariance, enc.postln_wiring, enc.preln_wiring
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.layernorm_stats, enc.batch_independence, enc.no_inplace
+# diagnosis: enc.positional_encoding_inside
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — a default all-False mask is created with torch.zeros(T, T) on the CPU when mask is None
 # expect-fail: enc.device_agnostic
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.gradient_flow, enc.batch_independence, enc.no_inplace
+# diagnosis: fixed_device
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — EncoderBlock builds MultiHeadAttention(d_model, 4): the chapter's head count, not num_heads
 # expect-fail: enc.hidden_config
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.layernorm_stats, enc.masking, enc.permutation_equivariance
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

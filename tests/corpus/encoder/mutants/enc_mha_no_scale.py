@@ -1,6 +1,7 @@
 # corpus: mutant — the student's own MultiHeadAttention has no 1/sqrt(d_k); the block wiring is right (no double penalty)
 # expect-fail: enc.integration
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
+# diagnosis: sdpa.missing_scale
 import math
 
 import torch

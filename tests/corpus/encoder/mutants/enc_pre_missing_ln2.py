@@ -1,6 +1,7 @@
 # corpus: mutant — pre-LN feed-forward gets h instead of ln2(h)
 # expect-fail: enc.preln_wiring, enc.integration
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.layernorm_stats, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.batch_independence, enc.no_inplace, enc.device_agnostic
+# diagnosis: enc.missing_layernorm
 import math
 
 import torch

@@ -3,6 +3,7 @@
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
 # expect-message: enc.postln_wiring: computes pre-LN
 # expect-message: enc.preln_wiring: computes post-LN
+# diagnosis: enc.ln_order_swapped
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the flag is called pre_norm instead of prenorm, so EncoderBlock(..., prenorm=True) fails
 # expect-fail: enc.present
 # expect-pass: pe.present, pe.values, ffn.present, ffn.numeric
+# diagnosis: none
 import math
 
 import torch

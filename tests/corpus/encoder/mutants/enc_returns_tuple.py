@@ -1,6 +1,7 @@
 # corpus: mutant — EncoderBlock.forward returns (out, attention weights), so two blocks cannot be stacked in nn.Sequential
 # expect-fail: enc.shape
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
+# diagnosis: none
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — the block transposes x to (T, B, D) for attention (nn.MultiheadAttention habit): attention runs across the batch
 # expect-fail: enc.batch_independence, enc.postln_wiring, enc.preln_wiring
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.layernorm_stats, enc.permutation_equivariance, enc.no_inplace, enc.device_agnostic
+# diagnosis: batch_items_mixed
 import math
 
 import torch

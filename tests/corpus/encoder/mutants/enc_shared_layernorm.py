@@ -2,6 +2,7 @@
 # expect-fail: enc.param_count, enc.postln_wiring, enc.preln_wiring
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.shape, enc.layernorm_stats, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
 # expect-message: enc.param_count: shared
+# diagnosis: enc.shared_layernorm
 import math
 
 import torch

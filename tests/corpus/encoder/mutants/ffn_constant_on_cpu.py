@@ -1,6 +1,7 @@
 # corpus: mutant — hand-written exact GELU divides by torch.tensor([2.0], dtype=x.dtype).sqrt(): a 1-element tensor on the CPU
 # expect-fail: ffn.device_agnostic
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.integration
+# diagnosis: fixed_device
 import math
 
 import torch

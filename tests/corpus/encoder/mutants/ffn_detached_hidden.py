@@ -1,6 +1,7 @@
 # corpus: mutant — FeedForward detaches the hidden layer: no gradient reaches l1 or the input
 # expect-fail: ffn.gradient_flow
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.integration, enc.gradient_flow
+# diagnosis: graph_detached
 import math
 
 import torch

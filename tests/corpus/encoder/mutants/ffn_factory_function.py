@@ -2,6 +2,7 @@
 # expect-fail: ffn.present
 # expect-pass: pe.present, pe.values, enc.present, enc.construct, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.device_agnostic
 # expect-message: ffn.present: must be a class derived from torch.nn.Module
+# diagnosis: none
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — FeedForward.forward returns the hidden layer gelu(l1(x)) and never applies l2
 # expect-fail: ffn.shape
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace
+# diagnosis: none
 import math
 
 import torch

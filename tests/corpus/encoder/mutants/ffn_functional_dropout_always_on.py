@@ -1,6 +1,7 @@
 # corpus: mutant — F.dropout(h, 0.1) without training=self.training: dropout stays active after .eval() (random output; the block's wiring checks record it and pass, the block's property checks run it as written and are free)
 # expect-fail: ffn.numeric, ffn.batch_independence
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.no_inplace
+# diagnosis: dropout_in_eval
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — FeedForward hard-codes the chapter's d_ff = 32 (ignores the argument)
 # expect-fail: ffn.sizes, ffn.param_count
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.shape, ffn.numeric, ffn.float64, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.integration
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

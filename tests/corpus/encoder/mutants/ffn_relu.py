@@ -1,7 +1,7 @@
 # corpus: mutant — ReLU instead of GELU in FeedForward
 # expect-fail: ffn.numeric, enc.integration
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, ffn.float64, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.gradient_flow, enc.device_agnostic
-# expect-message: ffn.numeric: ReLU instead of GELU
+# diagnosis: ffn.relu
 import math
 
 import torch

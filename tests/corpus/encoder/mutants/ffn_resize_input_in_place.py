@@ -1,6 +1,7 @@
 # corpus: mutant — FeedForward flattens its input with x.resize_(B*T, D), which changes the caller's tensor
 # expect-fail: ffn.no_inplace
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.batch_independence, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace
+# diagnosis: inputs_modified_in_place
 import math
 
 import torch

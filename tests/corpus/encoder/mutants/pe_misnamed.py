@@ -2,6 +2,7 @@
 # expect-fail: pe.present
 # expect-pass: ffn.present, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.present, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
 # expect-message: pe.present: was not found
+# diagnosis: none
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — positional_encoding slices a table precomputed for at most 64 positions (the chapter's lengths all fit): a long sequence gets 64 rows
 # expect-fail: pe.sizes
 # expect-pass: pe.shape, pe.dtype, pe.values, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.sizes, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.sizes
+# diagnosis: hardcoded_sizes
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — positional_encoding builds a (1, length, d_model) table and returns pe.squeeze() to drop the leading axis: with one token the length axis goes too
 # expect-fail: pe.sizes
 # expect-pass: pe.shape, pe.dtype, pe.values, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.sizes, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.sizes
+# diagnosis: squeezed_axes
 import math
 
 import torch
