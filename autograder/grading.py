@@ -10,7 +10,7 @@ from autograder import loader, pictures
 from autograder.checks import mistakes
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
-from autograder.messages import load_problem, student_error, worker_failure
+from autograder.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
 from autograder.records import Outcome, StudentResult
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure
 from autograder.sandbox.session import Session
@@ -95,8 +95,9 @@ def _run_one(session, check, plan, loaded):
     watched = _WatchedPlan(plan)
     try:
         check.run(Context(session, watched, check, loaded.stubs))
-    except CheckFailed as failed:
-        return Outcome(check.info, "failed", 0.0, failed.message)
+    except CheckFailed as failed:  # on hidden sizes, say what is wrong but not the sizes
+        message = hide_hidden_sizes(failed.message, plan.hidden) if watched.used_hidden else failed.message
+        return Outcome(check.info, "failed", 0.0, message)
     except StudentError as error:  # on hidden sizes, its numbers would show them
         return Outcome(check.info, "failed", 0.0, student_error(
             {"type": error.type, "message": error.message, "where": error.where},

@@ -165,6 +165,20 @@ def _frames(where):
     return bilingual("; ".join(shown_id), "; ".join(shown_en)), last
 
 
+def hide_hidden_sizes(message, sizes):
+    """A check's own message (a Bilingual) with every whole number that is one of the hidden
+    sizes (or the hidden d_k) replaced by "…"; other numbers (differences, chapter sizes) stay."""
+    secret = {str(v) for v in vars(sizes).values()} | {str(sizes.d_model // sizes.num_heads)}
+
+    def hide(text):
+        return _WHOLE_NUMBER.sub(lambda m: "…" if m.group(0) in secret else m.group(0), text)
+
+    return message.map(hide)
+
+
+_WHOLE_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.]|\.\d)")
+
+
 def hide_sizes(message):
     """The message with its numbers replaced by "…" (they may be the hidden sizes)."""
     return _NUMBER.sub("…", message)

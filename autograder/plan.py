@@ -73,6 +73,8 @@ class Plan:
             "limits": self.limits.__dict__,
             "tolerances": {k: (t.rtol, t.atol) for k, t in sorted(self.tolerances.items())},
             "chapter": self.chapter.__dict__, "hidden": self.hidden.__dict__,
+            # read-only and given cells are taken from it
+            "source_notebook": _file_digest(self.source_notebook) if self.source_notebook else None,
         }
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
@@ -110,6 +112,11 @@ def load(name, course_path=None, language=None):
 def all_plans(course, language=None):
     """The plan of every assignment ``course.toml`` defines, in its order."""
     return [resolve(course, name, language) for name in course.assignments]
+
+
+@functools.lru_cache(maxsize=32)
+def _file_digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @functools.lru_cache(maxsize=32)

@@ -70,3 +70,24 @@ def test_printing_fake_scores_changes_nothing(tmp_path, fast_course):
         "    print('Points 100/100', '{\"score\": 100}')\n    d_k = q.size(-1)\n    q = q * 0\n")
     result, by_id = run(tmp_path, fast_course, source)
     assert by_id["sdpa.numeric"].status == "failed" and result.score < result.max_score
+
+
+@pytest.mark.parametrize("assignment, mutant", [
+    ("attention", "mha_hardcoded_heads"), ("attention", "causal_hardcoded_length"),
+    ("encoder", "enc_hardcoded_heads"), ("encoder", "ffn_hardcoded_dff"),
+    ("encoder", "pe_hardcoded_dmodel"), ("decoder", "dec_hardcoded_length")])
+def test_no_message_shows_the_hidden_sizes(assignment, mutant):
+    """A hard-coded size fails on the hidden sizes; the feedback says so without naming them."""
+    import re
+
+    plan = plans.load(assignment)
+    path = Path(__file__).parent / "corpus" / assignment / "mutants" / f"{mutant}.py"
+    result = grade(Submission(mutant, assignment, path), plan)
+    hidden = plan.hidden
+    secret = {hidden.d_model, hidden.d_ff, hidden.length} - {16, 32, 5, 6}  # not the chapter's
+    failed = [o for o in result.outcomes if o.status == "failed"]
+    assert failed, "the mutant must fail somewhere"
+    for outcome in failed:
+        for lang in ("id", "en"):
+            numbers = {int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.]|\.\d)", outcome.message[lang])}
+            assert not numbers & secret, (outcome.check.id, outcome.message[lang])
