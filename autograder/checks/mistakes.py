@@ -70,7 +70,8 @@ def _m(mistake_id, home, title, hint, variants=(), explains=VALUES):
 CATALOGUE = (
     # scaled_dot_product_attention
     _m("sdpa.missing_scale", SDPA,
-       ("Skor attention tidak dibagi dengan √d_k.", "The attention scores are not divided by √d_k."),
+       ("Skor attention dihitung tanpa skala 1/√d_k.",
+        "The attention scores are computed without the 1/√d_k scale."),
        ("Hitung `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)` dengan d_k = `q.size(-1)`, "
         "sebelum mask dan softmax.",
         "Compute `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)` with d_k = `q.size(-1)`, "
