@@ -168,21 +168,23 @@ def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
 
 def _inconsistent_inputs(ctx, target, args, kwargs, cotangent, input_grads):
     """Indices of the tensor arguments whose autograd gradient disagrees with a central
-    finite difference of <cotangent, first output>."""
-    def loss(values):
-        out = first_output(ctx, ctx.call(target, *values, **kwargs), OUTPUT)
-        return float((out.double() * cotangent).sum())
-
+    finite difference of <cotangent, first output> (every perturbed call in one request)."""
     # float32 (a dtype bug is the dtype check's business); the step and the tolerance are
     # sized for float32 rounding, and a cut graph is off by far more than that.
     step = 1e-2
+    perturbed = []  # (index, direction, plus, minus)
     for index, value in enumerate(args):
-        if not (_is_tensor(value) and value.is_floating_point()):
-            continue
-        direction = ctx.randn(*value.shape, dtype=value.dtype)
-        plus, minus = list(args), list(args)
-        plus[index], minus[index] = value + step * direction, value - step * direction
-        expected = (loss(plus) - loss(minus)) / (2 * step)
+        if _is_tensor(value) and value.is_floating_point():
+            direction = ctx.randn(*value.shape, dtype=value.dtype)
+            plus, minus = list(args), list(args)
+            plus[index], minus[index] = value + step * direction, value - step * direction
+            perturbed.append((index, direction, plus, minus))
+    runs = [{"target": target, "args": values, "kwargs": kwargs}
+            for _, _, plus, minus in perturbed for values in (plus, minus)]
+    losses = [float((first_output(ctx, result, OUTPUT).double() * cotangent).sum())
+              for result, _ in ctx.record_many(runs)]
+    for (index, direction, _, _), up, down in zip(perturbed, losses[0::2], losses[1::2]):
+        expected = (up - down) / (2 * step)
         grad = input_grads[index] if index < len(input_grads) else None
         got = float((grad.double() * direction).sum()) if _is_tensor(grad) else 0.0
         if not abs(got - expected) <= 2e-2 + 2e-2 * abs(expected):
@@ -203,22 +205,28 @@ def _sublayer_cuts_itself(ctx, obj, path, call):
     return any(True for _ in _inconsistent_inputs(ctx, target, call.args, call.kwargs, cotangent, inputs))
 
 
-def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,), call=None):
+def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,), call=None, call_many=None):
     """Changing batch item 1 must not change the output of batch item 0. ``call(target,
-    *args, **kwargs)`` runs the target (default ``ctx.call``)."""
+    *args, **kwargs)`` runs the target (default ``ctx.call``); ``call_many(target, [args, ...],
+    kwargs)`` runs it on several inputs at once (one request) and returns the results."""
     kwargs, call = kwargs or {}, call or ctx.call
-    out = first_output(ctx, call(target, *args, **kwargs), OUTPUT)
+    changed = [a.clone() for a in args]
+    for index in vary:
+        changed[index][1:] = ctx.randn(*changed[index][1:].shape, dtype=changed[index].dtype)
+    if call_many is not None:
+        results = call_many(target, [list(args), list(args), changed], kwargs)
+    else:
+        results = [call(target, *args, **kwargs), call(target, *args, **kwargs),
+                   call(target, *changed, **kwargs)]
+    out = first_output(ctx, results[0], OUTPUT)
     ctx.expect_nontrivial(out, *args)
-    again = first_output(ctx, call(target, *args, **kwargs), OUTPUT)
+    again = first_output(ctx, results[1], OUTPUT)
     if again.shape != out.shape or not torch.equal(again, out):
         fail(bilingual("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
                        "dropout masih aktif? Pakai nn.Dropout atau F.dropout(..., training=self.training).",
                        "Two calls with the same input give different results in eval mode: is dropout "
                        "still active? Use nn.Dropout or F.dropout(..., training=self.training)."))
-    changed = [a.clone() for a in args]
-    for index in vary:
-        changed[index][1:] = ctx.randn(*changed[index][1:].shape, dtype=changed[index].dtype)
-    out2 = first_output(ctx, call(target, *changed, **kwargs), OUTPUT)
+    out2 = first_output(ctx, results[2], OUTPUT)
     tol = ctx.tolerance("property")
     if out2.shape != out.shape or not torch.allclose(out2[0], out[0], rtol=tol.rtol, atol=tol.atol):
         fail(bilingual("Keluaran item batch 0 berubah ketika hanya item batch lain yang diubah: "

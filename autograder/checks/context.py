@@ -11,6 +11,7 @@ worker returns, with the block's output, every call of the named sub-layers and 
 results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 """
 
+import threading
 import zlib
 from dataclasses import dataclass
 
@@ -23,6 +24,10 @@ from autograder.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
 from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
+
+
+_SHARED_REFERENCES = {}  # see Context._shared_reference
+_SHARED_LOCK = threading.Lock()
 
 
 class Context:
@@ -58,6 +63,23 @@ class Context:
         seed = zlib.crc32(f"{self.check.id}/{name}/{args}/{sorted(kwargs.items())}".encode())
         return deterministic_weights(module, seed, randomize_layernorm)
 
+    def _shared_reference(self, name, args, kwargs, dtype):
+        """``reference_instance`` (``.double()`` for float64), built once per check and
+        configuration and shared by every submission graded in this process: a check reads it
+        (forward, parameters), never changes it."""
+        key = (self.check.id, name, repr(args), repr(sorted(kwargs.items())), dtype)
+        with _SHARED_LOCK:
+            module = _SHARED_REFERENCES.get(key)
+        if module is None:
+            module = self.reference_instance(name, *args, **kwargs)
+            if dtype == "float64":
+                module = module.double()
+            with _SHARED_LOCK:
+                if len(_SHARED_REFERENCES) >= 4096:
+                    _SHARED_REFERENCES.clear()
+                module = _SHARED_REFERENCES.setdefault(key, module)
+        return module
+
     # -- the student's objects, in the worker ------------------------------------
     def new(self, name, *args, **kwargs):
         return self.session.new(name, *args, **kwargs)
@@ -69,8 +91,11 @@ class Context:
         """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``). A
         parameter under one of the ``lenient`` paths that the student's module lacks or shapes
         otherwise is left as it is; any other must fit."""
-        values = {path: p.detach().clone() for path, p in reference_module.named_parameters()}
-        missing, mismatched = self.session.set_params(obj, values)
+        missing, mismatched = self.session.set_params(obj, _parameters(reference_module))
+        self._expect_weights_fit(obj, missing, mismatched, lenient)
+
+    @staticmethod
+    def _expect_weights_fit(obj, missing, mismatched, lenient=()):
         prefixes = tuple(path + "." for path in lenient)
         missing = [p for p in missing if not p.startswith(prefixes)]
         mismatched = [(p, s) for p, s in mismatched if not p.startswith(prefixes)]
@@ -87,7 +112,8 @@ class Context:
 
     def with_own_sublayers(self, name, *args, dtype=None, **kwargs):
         """(student's module, reference module) holding the same weights, the student's module
-        exactly as written: its own sub-layers, if it has any."""
+        exactly as written: its own sub-layers, if it has any. The reference module is shared
+        (see ``_shared_reference``): read it, do not change it."""
         return self._with_weights(name, args, kwargs, dtype, ())
 
     def block(self, name, *args, sublayers=(), dtype=None, **kwargs):
@@ -98,11 +124,9 @@ class Context:
         return self._with_weights(name, args, kwargs, dtype, sublayers)
 
     def _with_weights(self, name, args, kwargs, dtype, lenient):
-        ref = self.reference_instance(name, *args, **kwargs)
-        if dtype == "float64":
-            ref = ref.double()
-        obj = self.new(name, *args, dtype=dtype, **kwargs)
-        self.copy_weights(obj, ref, lenient)
+        ref = self._shared_reference(name, args, kwargs, dtype)
+        obj, missing, mismatched = self.session.new_with_params(name, args, kwargs, _parameters(ref), dtype)
+        self._expect_weights_fit(obj, missing, mismatched, lenient)
         return obj, ref
 
     # -- recording a block's own sub-layers ------------------------------------------
@@ -120,6 +144,16 @@ class Context:
             target, args, kwargs, {"modules": modules, "functions": functions, "standins": standins},
             return_inputs=return_inputs)
         return result, Records(raw, after)
+
+    def record_many(self, runs):
+        """Several ``record`` runs in one request: ``runs`` is a list of dicts with ``target``,
+        ``args`` and optionally ``kwargs``, ``modules``, ``functions``, ``standins`` and
+        ``return_inputs``; returns [(result, ``Records``)] in the same order."""
+        calls = [{"target": r["target"], "args": r["args"], "kwargs": r.get("kwargs"),
+                  "return_inputs": r.get("return_inputs", False),
+                  "record": {"modules": r.get("modules", ()), "functions": r.get("functions", ()),
+                             "standins": r.get("standins")}} for r in runs]
+        return [(result, Records(raw, after)) for result, raw, after in self.session.calls_recording(calls)]
 
     def grad_recording(self, target, cotangent, args, modules=()):
         """``session.grad`` with the sub-modules at ``modules`` recorded: (param grads, input
@@ -233,6 +267,10 @@ def trivial_reason(output, inputs=()):
                 output.double(), tensor.double(), atol=1e-6):
             return bilingual("sama dengan masukannya", "it equals its input")
     return None
+
+
+def _parameters(module):
+    return {path: p.detach().clone() for path, p in module.named_parameters()}
 
 
 # -- records of a block's own sub-layers -----------------------------------------------------------

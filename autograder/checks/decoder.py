@@ -78,14 +78,26 @@ def standins(ctx, x, memory, heads):
             "ffn": [ctx.standin_tokenwise(x.shape, x.dtype)]}
 
 
+def block_run(ctx, obj, x, memory, heads, offered=None, return_inputs=False):
+    """One run of the block on (x, memory), its sub-layers and causal_mask recorded (stand-ins
+    where they are broken), for ``ctx.record_many``."""
+    return {"target": obj, "args": [x, memory], "modules": SUBLAYERS, "functions": ("causal_mask",),
+            "standins": offered or standins(ctx, x, memory, heads), "return_inputs": return_inputs}
+
+
 def run_block(ctx, obj, x, memory, heads, offered=None, return_inputs=False):
-    """The block's result on (x, memory), its sub-layers and causal_mask recorded."""
-    return ctx.record(obj, x, memory, modules=SUBLAYERS, functions=("causal_mask",),
-                      standins=offered or standins(ctx, x, memory, heads), return_inputs=return_inputs)
+    """The block's result on (x, memory) and the records of its sub-layers."""
+    return ctx.record_many([block_run(ctx, obj, x, memory, heads, offered, return_inputs)])[0]
 
 
 def recorded_forward(ctx, obj, x, memory, heads, offered=None):
     return decoder_pair(ctx, run_block(ctx, obj, x, memory, heads, offered)[0])
+
+
+def recorded_forwards(ctx, obj, inputs, heads, offered):
+    """(output, cross weights) for each (x, memory) in ``inputs``, in one request."""
+    runs = ctx.record_many([block_run(ctx, obj, x, memory, heads, offered) for x, memory in inputs])
+    return [decoder_pair(ctx, result) for result, _ in runs]
 
 
 def _is_causal_mask_call(call, mask, t_dec, shape):
@@ -166,7 +178,12 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
 def expect_wiring(ctx, obj, ref, x, memory, heads, tolerance="float32"):
     """Run the block with recording; its output must be the contract's wiring of what its own
     sub-layers returned. Returns (output, expected output, weights, records)."""
-    result, records = run_block(ctx, obj, x, memory, heads)
+    return expect_wired(ctx, run_block(ctx, obj, x, memory, heads), ref, x, memory, heads, tolerance)
+
+
+def expect_wired(ctx, run, ref, x, memory, heads, tolerance="float32"):
+    """``expect_wiring`` for a run already made: (result, records)."""
+    result, records = run
     out, weights = decoder_pair(ctx, result)
     expected, _ = expected_output(ctx, records, ref, x, memory, heads, tolerance)
     ctx.tensor(out, OUTPUT, shape=x.shape)
@@ -269,13 +286,15 @@ def dec_causality(ctx):
     obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c)
     offered = standins(ctx, x, memory, c.num_heads)
-    out, _ = recorded_forward(ctx, obj, x, memory, c.num_heads, offered)
-    ctx.expect_nontrivial(out, x)
-    tol = ctx.tolerance("property")
+    inputs = [(x, memory)]
     for cut in range(c.decoder_length):
         changed = x.clone()
         changed[:, cut:] += ctx.randn(c.batch, c.decoder_length - cut, c.d_model)
-        out2, _ = recorded_forward(ctx, obj, changed, memory, c.num_heads, offered)
+        inputs.append((changed, memory))
+    (out, _), *others = recorded_forwards(ctx, obj, inputs, c.num_heads, offered)
+    ctx.expect_nontrivial(out, x)
+    tol = ctx.tolerance("property")
+    for cut, (out2, _) in enumerate(others):
         if out2.shape != out.shape:
             fail(bilingual("Bentuk keluaran berubah-ubah.", "The output shape is not stable."))
         if not torch.allclose(out2[:, :cut], out[:, :cut], rtol=tol.rtol, atol=tol.atol):
@@ -300,12 +319,14 @@ def dec_memory_path(ctx):
     obj, _ = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c)
     offered = standins(ctx, x, memory, c.num_heads)
-    out, _ = recorded_forward(ctx, obj, x, memory, c.num_heads, offered)
-    ctx.expect_nontrivial(out, x)
+    inputs = [(x, memory)]
     for position in range(c.length):
         changed = memory.clone()
         changed[:, position] += ctx.randn(c.batch, c.d_model)
-        out2, _ = recorded_forward(ctx, obj, x, changed, c.num_heads, offered)
+        inputs.append((x, changed))
+    (out, _), *others = recorded_forwards(ctx, obj, inputs, c.num_heads, offered)
+    ctx.expect_nontrivial(out, x)
+    for position, (out2, _) in enumerate(others):
         if out2.shape != out.shape or (out2 - out).abs().max() < 1e-4:
             fail(bilingual(f"Mengubah token memori posisi {position} tidak mengubah keluaran decoder: "
                            "memori tidak sampai ke cross-attention.",
@@ -345,18 +366,19 @@ def dec_float64(ctx):
     obj64, ref64 = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS, dtype="float64")
     obj32, ref32 = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
     x, memory = decoder_inputs(ctx, c, dtype=torch.float64)
-    result, records = run_block(ctx, obj32, x.float(), memory.float(), c.num_heads)
-    out32, _ = decoder_pair(ctx, result)
+    run32, run64 = ctx.record_many([block_run(ctx, obj32, x.float(), memory.float(), c.num_heads),
+                                    block_run(ctx, obj64, x, memory, c.num_heads)])
+    out32, _ = decoder_pair(ctx, run32[0])
     ctx.tensor(out32, OUTPUT, shape=x.shape)
     try:  # whether the float32 wiring holds (graded by dec.wiring, not here)
-        expected32, _ = expected_output(ctx, records, ref32, x.float(), memory.float(), c.num_heads)
+        expected32, _ = expected_output(ctx, run32[1], ref32, x.float(), memory.float(), c.num_heads)
         holds32 = ctx.same(out32, expected32)
     except CheckFailed:
         holds32 = False
     ctx.expect_float64_block(
         out32, holds32,
-        lambda: expect_wiring(ctx, obj64, ref64, x, memory, c.num_heads, tolerance="float64")[0],
-        lambda: recorded_forward(ctx, obj64, x, memory, c.num_heads)[0], OUTPUT)
+        lambda: expect_wired(ctx, run64, ref64, x, memory, c.num_heads, tolerance="float64")[0],
+        lambda: decoder_pair(ctx, run64[0])[0], OUTPUT)
 
 
 @check("dec.hidden_config", assignment="decoder", target=DEC, category="hidden_config", points=2,
@@ -367,9 +389,11 @@ def dec_float64(ctx):
 def dec_hidden_config(ctx):
     h = ctx.hidden
     obj, ref = ctx.block(DEC, *dec_args(h), sublayers=SUBLAYERS)
-    for t_dec, t_src in ((h.decoder_length, h.length), (h.length, h.decoder_length)):  # one block
-        x, memory = decoder_inputs(ctx, h, t_dec=t_dec, t_src=t_src)
-        expect_wiring(ctx, obj, ref, x, memory, h.num_heads)
+    inputs = [decoder_inputs(ctx, h, t_dec=t_dec, t_src=t_src)  # one block, several lengths
+              for t_dec, t_src in ((h.decoder_length, h.length), (h.length, h.decoder_length))]
+    runs = ctx.record_many([block_run(ctx, obj, x, memory, h.num_heads) for x, memory in inputs])
+    for (x, memory), run in zip(inputs, runs):
+        expect_wired(ctx, run, ref, x, memory, h.num_heads)
 
 
 @check("dec.gradient_flow", assignment="decoder", target=DEC, category="gradient_flow", points=1,
@@ -394,9 +418,10 @@ def dec_batch_independence(ctx):
     x, memory = decoder_inputs(ctx, c, batch=3)
     offered = standins(ctx, x, memory, c.num_heads)
 
-    def call(target, x, memory):
-        return run_block(ctx, target, x, memory, c.num_heads, offered)[0]
-    expect_batch_independent(ctx, obj, (x, memory), vary=(0, 1), call=call)
+    def call_many(target, inputs, kwargs):
+        runs = [block_run(ctx, target, *args, c.num_heads, offered) for args in inputs]
+        return [result for result, _ in ctx.record_many(runs)]
+    expect_batch_independent(ctx, obj, (x, memory), vary=(0, 1), call_many=call_many)
 
 
 @check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1, needs=("dec.construct",),

@@ -75,13 +75,17 @@ def permute_standins(offered):
             "ffn": [{**ffn, "result": _permute(ffn["result"])}]}
 
 
+def block_run(ctx, obj, x, heads, mask=None, offered=None, return_inputs=False, prefix=""):
+    """One run of the block on x, its attn and ffn recorded (stand-ins where they are broken),
+    for ``ctx.record_many``."""
+    return {"target": obj, "args": [x], "kwargs": {} if mask is None else {"mask": mask},
+            "modules": (prefix + "attn", prefix + "ffn"), "standins": offered or standins(ctx, x, heads, prefix),
+            "return_inputs": return_inputs}
+
+
 def run_block(ctx, obj, x, heads, mask=None, offered=None, return_inputs=False):
-    """The block's output on x, its attn and ffn recorded (stand-ins where they are broken)."""
-    kwargs = {} if mask is None else {"mask": mask}
-    offered = offered or standins(ctx, x, heads)
-    result, records = ctx.record(obj, x, modules=SUBLAYERS, standins=offered,
-                                 return_inputs=return_inputs, **kwargs)
-    return result, records
+    """The block's result on x and the records of its attn and ffn."""
+    return ctx.record_many([block_run(ctx, obj, x, heads, mask, offered, return_inputs)])[0]
 
 
 def expect_mask_passed(attn, mask, x, heads):
@@ -129,7 +133,12 @@ def expected_output(ctx, records, ref, x, prenorm, heads, mask=None, tolerance="
 def expect_wiring(ctx, obj, ref, x, prenorm, heads, mask=None, tolerance="float32"):
     """Run the block with recording; its output must be the contract's wiring of what its own
     sub-layers returned. Returns (output, expected)."""
-    result, records = run_block(ctx, obj, x, heads, mask)
+    return expect_wired(ctx, run_block(ctx, obj, x, heads, mask), ref, x, prenorm, heads, mask, tolerance)
+
+
+def expect_wired(ctx, run, ref, x, prenorm, heads, mask=None, tolerance="float32"):
+    """``expect_wiring`` for a run already made: (result, records)."""
+    result, records = run
     out = first_output(ctx, result, OUTPUT)
     expected = expected_output(ctx, records, ref, x, prenorm, heads, mask, tolerance)
     ctx.tensor(out, OUTPUT, shape=x.shape)
@@ -189,14 +198,16 @@ def enc_param_count(ctx):
 def enc_shape(ctx):
     c = ctx.chapter
     x = ctx.randn(2, 5, c.d_model)
-    for prenorm in (False, True):
-        obj = ctx.new(ENC, *enc_args(c), prenorm=prenorm)
-        out = ctx.tensor(run_block(ctx, obj, x, c.num_heads)[0], OUTPUT, shape=(2, 5, c.d_model))
-        ctx.expect_nontrivial(out, x)
+    blocks = [ctx.new(ENC, *enc_args(c), prenorm=prenorm) for prenorm in (False, True)]
     stacked = ctx.new(ENC, *enc_args(c), repeat=2)
     offered = {**standins(ctx, x, c.num_heads, "0."), **standins(ctx, x, c.num_heads, "1.")}
-    result, _ = ctx.record(stacked, x, modules=("0.attn", "0.ffn", "1.attn", "1.ffn"), standins=offered)
-    ctx.tensor(result, bilingual("Keluaran dua blok bertumpuk", "The output of two stacked blocks"),
+    runs = [block_run(ctx, obj, x, c.num_heads) for obj in blocks]
+    runs.append({"target": stacked, "args": [x], "modules": ("0.attn", "0.ffn", "1.attn", "1.ffn"),
+                 "standins": offered})
+    (single, _), (pre, _), (two, _) = ctx.record_many(runs)
+    for result in (single, pre):
+        ctx.expect_nontrivial(ctx.tensor(result, OUTPUT, shape=(2, 5, c.d_model)), x)
+    ctx.tensor(two, bilingual("Keluaran dua blok bertumpuk", "The output of two stacked blocks"),
                shape=(2, 5, c.d_model))
 
 
@@ -276,12 +287,12 @@ def enc_masking(ctx):
     for prenorm in (False, True):
         obj, _ = ctx.block(ENC, *enc_args(c), sublayers=SUBLAYERS, prenorm=prenorm)
         offered = standins(ctx, x, c.num_heads)
-        result, records = run_block(ctx, obj, x, c.num_heads, mask, offered)
+        (result, records), (result2, _) = ctx.record_many(
+            [block_run(ctx, obj, inputs, c.num_heads, mask, offered) for inputs in (x, changed)])
         first = ctx.tensor(first_output(ctx, result, OUTPUT), OUTPUT, shape=x.shape)
         ctx.expect_nontrivial(first, x)
         expect_mask_passed(only_call(records, "attn"), mask, x, c.num_heads)
-        again = first_output(ctx, run_block(ctx, obj, changed, c.num_heads, mask, offered)[0], OUTPUT)
-        ctx.tensor(again, OUTPUT, shape=x.shape)
+        again = ctx.tensor(first_output(ctx, result2, OUTPUT), OUTPUT, shape=x.shape)
         kept = ~mask[:, 0, 0, :]  # (B, T): tokens that are not padding
         tol = ctx.tolerance("property")
         if not torch.allclose(first[kept], again[kept], rtol=tol.rtol, atol=tol.atol):
@@ -305,18 +316,24 @@ def enc_permutation_equivariance(ctx):
     tol = ctx.tolerance("property")
     for prenorm in (False, True):
         obj, _ = ctx.block(ENC, *enc_args(c), sublayers=SUBLAYERS, prenorm=prenorm)
-        offered = standins(ctx, x, c.num_heads)
-        out = ctx.tensor(first_output(ctx, run_block(ctx, obj, x, c.num_heads, offered=offered)[0], OUTPUT),
-                         OUTPUT, shape=x.shape)
+        out, out_permuted = _with_permuted_tokens(ctx, obj, x)
         ctx.expect_nontrivial(out, x)
-        out_permuted = ctx.tensor(first_output(ctx, run_block(
-            ctx, obj, _permute(x), c.num_heads, offered=permute_standins(offered))[0], OUTPUT),
-            OUTPUT, shape=x.shape)
         if not torch.allclose(out_permuted, _permute(out), rtol=tol.rtol, atol=tol.atol):
             fail(bilingual(f"prenorm={prenorm}: mengacak urutan token mengubah hasil lebih dari sekadar "
                            "urutannya.",
                            f"prenorm={prenorm}: shuffling the tokens changes the result beyond "
                            "its order."))
+
+
+def _with_permuted_tokens(ctx, obj, x, added=0):
+    """The block's outputs on x + added and on permute(x) + added, in one request, with the
+    same stand-ins, permuted alike."""
+    heads = ctx.chapter.num_heads
+    offered = standins(ctx, x, heads)
+    runs = ctx.record_many([block_run(ctx, obj, x + added, heads, offered=offered),
+                            block_run(ctx, obj, _permute(x) + added, heads,
+                                      offered=permute_standins(offered))])
+    return [ctx.tensor(first_output(ctx, result, OUTPUT), OUTPUT, shape=x.shape) for result, _ in runs]
 
 
 @check("enc.pe_breaks_equivariance", assignment="encoder", target=ENC, category="permutation_equivariance",
@@ -332,13 +349,8 @@ def enc_pe_breaks_equivariance(ctx):
     x = ctx.randn(2, 5, c.d_model)
     pe = ctx.reference.positional_encoding(5, c.d_model)
     obj, _ = ctx.block(ENC, *enc_args(c), sublayers=SUBLAYERS)
-    offered = standins(ctx, x, c.num_heads)
-    out = ctx.tensor(first_output(ctx, run_block(ctx, obj, x + pe, c.num_heads, offered=offered)[0], OUTPUT),
-                     OUTPUT, shape=x.shape)
+    out, out_permuted = _with_permuted_tokens(ctx, obj, x, added=pe)
     ctx.expect_nontrivial(out, x + pe)
-    out_permuted = ctx.tensor(first_output(ctx, run_block(
-        ctx, obj, _permute(x) + pe, c.num_heads, offered=permute_standins(offered))[0], OUTPUT),
-        OUTPUT, shape=x.shape)
     if torch.allclose(out_permuted, _permute(out), atol=1e-4):
         fail(bilingual("Setelah positional encoding ditambahkan, mengacak token seharusnya tidak lagi "
                        "hanya mengacak keluaran; blok Anda tampaknya mengabaikan isi masukannya.",
@@ -355,16 +367,17 @@ def enc_float64(ctx):
     for prenorm in (False, True):
         obj64, ref64 = ctx.block(ENC, *enc_args(c), sublayers=SUBLAYERS, prenorm=prenorm, dtype="float64")
         obj32, ref32 = ctx.block(ENC, *enc_args(c), sublayers=SUBLAYERS, prenorm=prenorm)
-        result, records = run_block(ctx, obj32, x.float(), c.num_heads)
-        out32 = ctx.tensor(first_output(ctx, result, OUTPUT), OUTPUT, shape=x.shape)
+        run32, run64 = ctx.record_many([block_run(ctx, obj32, x.float(), c.num_heads),
+                                        block_run(ctx, obj64, x, c.num_heads)])
+        out32 = ctx.tensor(first_output(ctx, run32[0], OUTPUT), OUTPUT, shape=x.shape)
         try:  # whether the float32 wiring holds (graded by the wiring checks, not here)
-            holds32 = ctx.same(out32, expected_output(ctx, records, ref32, x.float(), prenorm, c.num_heads))
+            holds32 = ctx.same(out32, expected_output(ctx, run32[1], ref32, x.float(), prenorm, c.num_heads))
         except CheckFailed:
             holds32 = False
         ctx.expect_float64_block(
             out32, holds32,
-            lambda: expect_wiring(ctx, obj64, ref64, x, prenorm, c.num_heads, tolerance="float64")[0],
-            lambda: first_output(ctx, run_block(ctx, obj64, x, c.num_heads)[0], OUTPUT), OUTPUT)
+            lambda: expect_wired(ctx, run64, ref64, x, prenorm, c.num_heads, tolerance="float64")[0],
+            lambda: first_output(ctx, run64[0], OUTPUT), OUTPUT)
 
 
 @check("enc.hidden_config", assignment="encoder", target=ENC, category="hidden_config", points=2,
@@ -377,9 +390,11 @@ def enc_hidden_config(ctx):
     sizes = ctx.hidden
     for prenorm in (False, True):
         obj, ref = ctx.block(ENC, *enc_args(sizes), sublayers=SUBLAYERS, prenorm=prenorm)
-        for length in (sizes.length, sizes.decoder_length):  # one block, several lengths
-            x = ctx.randn(sizes.batch, length, sizes.d_model)
-            expect_wiring(ctx, obj, ref, x, prenorm, sizes.num_heads)
+        inputs = [ctx.randn(sizes.batch, length, sizes.d_model)  # one block, several lengths
+                  for length in (sizes.length, sizes.decoder_length)]
+        runs = ctx.record_many([block_run(ctx, obj, x, sizes.num_heads) for x in inputs])
+        for x, run in zip(inputs, runs):
+            expect_wired(ctx, run, ref, x, prenorm, sizes.num_heads)
 
 
 @check("enc.gradient_flow", assignment="encoder", target=ENC, category="gradient_flow", points=1,
@@ -407,9 +422,10 @@ def enc_batch_independence(ctx):
         x = ctx.randn(3, 5, c.d_model)
         offered = standins(ctx, x, c.num_heads)
 
-        def call(target, x, **kwargs):
-            return run_block(ctx, target, x, c.num_heads, offered=offered)[0]
-        expect_batch_independent(ctx, obj, (x,), call=call)
+        def call_many(target, inputs, kwargs):
+            runs = [block_run(ctx, target, args[0], c.num_heads, offered=offered) for args in inputs]
+            return [result for result, _ in ctx.record_many(runs)]
+        expect_batch_independent(ctx, obj, (x,), call_many=call_many)
 
 
 @check("enc.no_inplace", assignment="encoder", target=ENC, category="api", points=1, needs=("enc.construct",),

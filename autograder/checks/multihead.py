@@ -49,12 +49,13 @@ def mha_inputs(ctx, d_model, num_heads, batch=2, tq=5, tk=7, dtype=None):
 
 
 def mha_pieces(ctx, d_model, num_heads, batch=2, tq=5, tk=7, dtype=None):
-    """A student MHA with the reference weights copied in, the reference, and q, k, v."""
-    obj, q, k, v = mha_inputs(ctx, d_model, num_heads, batch, tq, tk, dtype)
-    ref = ctx.reference_instance(MHA, d_model, num_heads)
-    if dtype == "float64":
-        ref = ref.double()
-    ctx.copy_weights(obj, ref)
+    """A student MHA with the reference weights copied in (one request), the reference, and
+    q, k, v."""
+    obj, ref = ctx.with_own_sublayers(MHA, d_model, num_heads, dtype=dtype)
+    tensor_dtype = torch.float64 if dtype == "float64" else torch.float32
+    q = ctx.randn(batch, tq, d_model, dtype=tensor_dtype)
+    k = ctx.randn(batch, tk, d_model, dtype=tensor_dtype)
+    v = ctx.randn(batch, tk, d_model, dtype=tensor_dtype)
     return obj, ref, q, k, v
 
 

@@ -119,29 +119,36 @@ class Session:
 
     # -- operations ----------------------------------------------------------------
     def new(self, name, *args, dtype=None, device=None, repeat=1, **kwargs):
+        return self._new(name, args, kwargs, dtype, device, repeat, None)[0]
+
+    def new_with_params(self, name, args, kwargs, values, dtype=None):
+        """``new`` and ``set_params`` in one request: (object, missing, mismatched)."""
+        obj, info = self._new(name, args, kwargs, dtype, None, 1, values)
+        return (obj, *_set_answer(info))
+
+    def _new(self, name, args, kwargs, dtype, device, repeat, values):
         object_id = f"o{next(self._ids)}"
-        info = self._request({
+        message = {
             "op": "new", "id": object_id, "name": name,
             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
             "dtype": dtype, "device": device, "repeat": repeat,
-        })
+        }
+        if values is not None:
+            message["values"] = {p: wire.encode_value(t) for p, t in values.items()}
+        info = self._request(message)
         try:
             return RemoteObject(
                 id=object_id, name=name,
                 params={str(p): tuple(int(n) for n in s) for p, s in info["params"]},
                 aliases={str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
                 modules={str(p): str(t) for p, t in info["modules"]},
-            )
+            ), info
         except (KeyError, TypeError, ValueError):
             raise WorkerFailure("bad_reply", "malformed description of a new object") from None
 
     def set_params(self, obj, values):
-        info = self._request({"op": "set", "id": obj.id,
-                              "values": {p: wire.encode_value(t) for p, t in values.items()}})
-        try:
-            return [str(p) for p in info["missing"]], [(str(p), s) for p, s in info["mismatched"]]
-        except (KeyError, TypeError, ValueError):
-            raise WorkerFailure("bad_reply", "malformed answer to set") from None
+        return _set_answer(self._request({"op": "set", "id": obj.id,
+                                          "values": {p: wire.encode_value(t) for p, t in values.items()}}))
 
     @staticmethod
     def _target(target):
@@ -163,28 +170,55 @@ class Session:
         """Run it with the sub-layers and functions named in ``record`` recorded:
         ``record = {"modules": [attribute paths], "functions": [names], "standins": {name:
         [{"result": value, "inputs": [shape, ...]} per call]}}`` (see the worker's
-        ``_Recorder`` for when a stand-in is used). Returns (result, records, inputs afterwards or None): the
-        records as plain data, validated for their form and size only
+        ``_Recorder`` for when a stand-in is used). Returns (result, records, inputs afterwards
+        or None): the records as plain data, validated for their form and size only
         (``checks.context.Records`` reads them)."""
         result, after, records = self._call(target, args, kwargs or {}, _record_spec(record),
                                             return_inputs=return_inputs)
         return result, records, after
 
-    def _call(self, target, args, kwargs, record, return_inputs):
-        message = {"op": "call", "target": self._target(target),
+    def calls_recording(self, calls):
+        """Several ``call_recording`` calls in one request, run in order: ``calls`` is a list of
+        dicts with ``target``, ``args`` and optionally ``kwargs``, ``record``, ``return_inputs``.
+        Returns a list of (result, records, inputs afterwards or None); the first call that
+        raises raises its ``StudentError`` here, as its own request would."""
+        if not calls:
+            return []
+        messages = [self._call_message(c["target"], c["args"], c.get("kwargs") or {},
+                                       _record_spec(c.get("record")), bool(c.get("return_inputs")))
+                    for c in calls]
+        reply = self._request({"op": "calls", "calls": [{k: v for k, v in m.items() if k != "op"}
+                                                        for m in messages]})
+        replies = reply.get("replies")
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise WorkerFailure("bad_reply", "malformed answer to calls")
+        answers = [self._call_answer(r, m.get("return_inputs"), True) for r, m in zip(replies, messages)]
+        return [(result, records, after) for result, after, records in answers]
+
+    @classmethod
+    def _call_message(cls, target, args, kwargs, record, return_inputs):
+        message = {"op": "call", "target": cls._target(target),
                    "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
                    "return_inputs": return_inputs}
         if record is not None:
             message["record"] = record
-        reply = self._request(message)
+        return message
+
+    def _call(self, target, args, kwargs, record, return_inputs):
+        reply = self._request(self._call_message(target, args, kwargs, record, return_inputs))
+        answer = self._call_answer(reply, return_inputs, record is not None)
+        return answer if record is not None else answer[:2]
+
+    @staticmethod
+    def _call_answer(reply, return_inputs, recorded):
+        if not isinstance(reply, dict):
+            raise WorkerFailure("bad_reply", "malformed answer to call")
         try:
             after = wire.decode_value(reply["inputs_after"]) if return_inputs else None
             result = wire.decode_value(reply["result"])
         except (KeyError, TypeError, wire.WireError) as error:
             raise WorkerFailure("bad_reply", str(error)) from None
-        if record is None:
-            return result, after
-        return result, after, _decode_records(reply)
+        return result, after, (_decode_records(reply) if recorded else None)
 
     def grad(self, target, cotangent, *args, **kwargs):
         """Gradients of every parameter and input after backpropagating <cotangent, output>:
@@ -216,6 +250,13 @@ class Session:
         if not isinstance(params, dict) or not isinstance(inputs, list):
             raise WorkerFailure("bad_reply", "malformed gradient report")
         return params, inputs, (_decode_records(reply) if record is not None else None)
+
+
+def _set_answer(info):
+    try:
+        return [str(p) for p in info["missing"]], [(str(p), s) for p, s in info["mismatched"]]
+    except (KeyError, TypeError, ValueError):
+        raise WorkerFailure("bad_reply", "malformed answer to set") from None
 
 
 def _record_spec(record):

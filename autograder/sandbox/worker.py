@@ -117,6 +117,7 @@ def _resolve(root, path):
 MAX_RECORDS = 64  # calls recorded per request; a block makes a handful
 MAX_RECORDED = 8  # sub-layers and functions one request may ask to record
 MAX_SNAPSHOT_DEPTH = 4
+MAX_CALLS = 32  # calls one request may hold
 
 
 def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
@@ -380,17 +381,23 @@ class Worker:
             obj.to(torch.device(request["device"]))
         self.objects[request["id"]] = obj
         modules, params, aliases = _module_tree(obj)
-        return {
+        reply = {
             "params": params,
             "aliases": aliases,
             "modules": [[path, type(m).__name__] for path, m in modules if path],
         }
+        if "values" in request:  # the weights to copy in, in the same request
+            reply.update(self._set(obj, request["values"]))
+        return reply
 
     def op_set(self, request):
-        obj = self.objects[request["id"]]
+        return self._set(self.objects[request["id"]], request["values"])
+
+    @staticmethod
+    def _set(obj, values):
         missing, mismatched = [], []
         with torch.no_grad():
-            for path, value in request["values"].items():
+            for path, value in values.items():
                 tensor = wire.decode_value(value)
                 try:
                     target = _resolve(obj, path)
@@ -438,6 +445,14 @@ class Worker:
         if request.get("return_inputs"):
             reply["inputs_after"] = wire.encode_value(args)
         return reply
+
+    def op_calls(self, request):
+        """Several calls in one request (each as ``op_call``), in order; the first that raises
+        ends the request with its error, as its own request would."""
+        calls = request["calls"]
+        if not isinstance(calls, list) or len(calls) > MAX_CALLS:
+            raise ValueError("bad calls")
+        return {"replies": [self.op_call(call) for call in calls]}
 
     def op_grad(self, request):
         """Backpropagate <cotangent, first output>; return the gradients that arrived."""
