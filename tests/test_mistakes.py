@@ -367,11 +367,20 @@ def test_search_passes_within_its_budget_and_is_deterministic():
 
 def test_search_never_generates_a_hidden_size():
     ctx = _search_ctx()
-    roles = {"b": "batch", "t": "length"}
-    _, tried = _run_search(_fails_when(lambda c: False), valid=lambda c: sizes._not_hidden(ctx, c, roles),
+    _, tried = _run_search(_fails_when(lambda c: False), valid=lambda c: sizes._clear(ctx, c, ("b", "t")),
                            examples=40)
-    hidden = ctx.hidden
-    assert tried and all(c["b"] != hidden.batch and c["t"] != hidden.length for c in tried)
+    hidden = sizes._hidden_numbers(ctx)
+    assert tried and all(c["b"] == 1 or c["b"] not in hidden for c in tried)
+    assert all(c["t"] == 1 or c["t"] not in hidden for c in tried)
+
+
+def test_edges_move_past_hidden_sizes():
+    ctx = _search_ctx()
+    h = ctx.hidden
+    valid = lambda c: sizes._clear(ctx, c, ("b", "heads", "dk"), derived=(("heads", "dk"),))  # noqa: E731
+    (edge,) = sizes._edges(ctx, [dict(b=h.batch, heads=h.num_heads, dk=1)], valid, ("b", "heads", "dk"))
+    assert edge["b"] > h.batch and edge["heads"] > h.num_heads and edge["dk"] == 1
+    assert sizes._edges(ctx, [dict(b=1, heads=1, dk=1)], valid, ("b", "heads", "dk")) == [dict(b=1, heads=1, dk=1)]
 
 
 def test_a_student_error_is_a_failure_of_that_configuration():
