@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 from pathlib import Path
 
+import torch
+
 from autograder import class_report, report, resume
 from autograder.grading import grade, grader_fault
 from autograder.records import BatchResult
@@ -65,6 +67,8 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     this batch (kept in the class files) and, per student, why one is out of date."""
     out_dir = Path(out_dir)
     jobs = max(1, jobs or default_jobs())
+    # The grader's own tensors are tiny; torch's thread pool only makes the jobs contend.
+    torch.set_num_threads(1)
     started, clock = datetime.now(timezone.utc), time.monotonic()
     graded, todo, reasons = {}, [], {}
     for submission in submissions:

@@ -74,7 +74,7 @@ class Course:
 
 DEFAULTS = {
     "course": {"name": "Transformer", "language": "id"},
-    "grading": {"startup_timeout": 20, "request_timeout": 2, "submission_timeout": 300,
+    "grading": {"startup_timeout": 20, "request_timeout": 5, "submission_timeout": 300,
                 "memory_mb": 3072, "max_restarts": 1},
     "tolerances": {
         "float32": {"rtol": 1e-4, "atol": 1e-5},

@@ -100,9 +100,9 @@ def _test_output(outcome, lang, diagnosis=None):
     message = outcome.message[lang] if outcome.message else ""
     if outcome.passed:
         return ""
-    if diagnosis is not None:  # the root cause and its hint instead of the check's generic one
-        return (f"{message}\n{words['diagnosis']}: {diagnosis.title[lang]}\n"
-                f"{words['look']}: {diagnosis.hint[lang]}").strip()
+    if diagnosis is not None:  # the root cause first, and its hint instead of the check's own
+        return (f"{words['diagnosis']}: {diagnosis.title[lang]}\n{message}\n"
+                f"{words['look']}: {diagnosis.hint[lang]}").replace("\n\n", "\n").strip()
     if outcome.status in ("failed", "timeout"):
         return f"{message}\n{words['look']}: {outcome.check.hint[lang]}".strip()
     if outcome.status == "skipped":

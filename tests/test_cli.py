@@ -22,7 +22,8 @@ MAX = sum(POINTS.values())
 # Budi leaves out the 1/sqrt(d_k) scale: only checks that compare values with the reference
 # may fail; shapes, the API, parameter counts, gradients and the masks' blocked positions pass.
 VALUE_CATEGORIES = {"numeric_vs_reference", "dtype", "hidden_config"}
-BUDI_MUST_FAIL = {"sdpa.numeric", "mha.numeric"}
+# MultiHeadAttention is graded around the student's own sdpa: only mha.integration pays again.
+BUDI_MUST_FAIL = {"sdpa.numeric", "mha.integration"}
 
 
 def results(out, student):
@@ -66,13 +67,15 @@ def test_missing_scale_loses_exactly_the_numeric_checks(attention_batch):
     assert BUDI_MUST_FAIL <= failed(budi)
     assert {category[c] for c in failed(budi)} <= VALUE_CATEGORIES
     passed = {t["extra_data"]["check"] for t in budi["tests"] if t["status"] == "passed"}
-    assert {"sdpa.shape", "mha.shape", "mha.param_count", "sdpa.causal_masking"} <= passed
+    assert {"sdpa.shape", "mha.shape", "mha.param_count", "sdpa.causal_masking", "mha.numeric"} <= passed
     assert budi["score"] == MAX - sum(POINTS[c] for c in failed(budi))
     numeric = next(t for t in budi["tests"] if t["extra_data"]["check"] == "sdpa.numeric")
     assert numeric["score"] == 0 and "tanpa skala 1/√d_k" in numeric["output"]
     assert "Petunjuk" in numeric["output"]  # the hint comes with the failure
     text = feedback(out, "budi")
-    assert "✗ `sdpa.numeric`" in text and "Petunjuk" in text
+    assert "| ✗ | `sdpa.numeric`" in text and "Petunjuk" in text
+    assert budi["extra_data"]["diagnosis"][0]["mistake"] == "sdpa.missing_scale"  # named once, at its root
+    assert text.count("Kesalahan yang dikenali") == 1
 
 
 def test_broken_json_gets_zero_and_a_clear_message(attention_batch):
@@ -111,8 +114,10 @@ def test_results_json_has_gradescope_fields(attention_batch):
             assert test["name"].startswith(check.id) and check.title["id"] in test["name"]
             assert test["max_score"] == check.points and 0 <= test["score"] <= check.points
             assert test["status"] in ("passed", "failed") and test["visibility"] == "visible"
-            assert test["extra_data"] == {"check": check.id, "category": check.category,
-                                          "outcome": test["extra_data"]["outcome"]}
+            extra = {"check": check.id, "category": check.category, "outcome": test["extra_data"]["outcome"]}
+            if "diagnosis" in test["extra_data"]:
+                extra["diagnosis"] = test["extra_data"]["diagnosis"]
+            assert test["extra_data"] == extra
             assert test["extra_data"]["outcome"] in ("passed", "failed", "skipped", "timeout", "error")
             assert (test["output"] == "") == (test["status"] == "passed")
         assert result["score"] == sum(t["score"] for t in result["tests"])
@@ -350,7 +355,7 @@ def test_interrupted_batch_resumes_and_regrading_gives_the_same_reports(tmp_path
     assert regraded.returncode == 0 and "up to date" not in regraded.stderr
     assert _failed_checks(_reports_without_timing(out)) == _failed_checks(first)
     assert _reports_without_timing(out) == first
-    assert "Points 43/43 andi" in regraded.stdout
+    assert f"Points {MAX:g}/{MAX:g} andi" in regraded.stdout
 
 
 def _gradebook(out):

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 
 import pytest
 
@@ -46,7 +47,10 @@ def test_student_files_in_both_languages(budi, tmp_path):
         for outcome in budi.outcomes:  # every check appears once in the tables, with its mark
             mark = "✓" if outcome.status == "passed" else "✗"
             assert f"| {mark} | `{outcome.check.id}` {outcome.check.title[lang]}" in md
-            if outcome.status == "failed":
+            explained = next((d for d in budi.diagnoses if outcome.check.id in d.explains), None)
+            if outcome.status == "failed" and explained:  # named once, at its root
+                assert explained.title[lang] in md and explained.hint[lang] in md
+            elif outcome.status == "failed":
                 assert outcome.message[lang] in md and outcome.check.hint[lang] in md
         assert (folder / "results.json").stat().st_mode & 0o777 == 0o644
 
@@ -55,11 +59,17 @@ def test_only_feedback_texts_reach_the_student(budi):
     """No check code, reference inputs or tensors: only titles, messages and hints."""
     for lang in ("id", "en"):
         written = json.dumps(report.results_json(budi, lang), ensure_ascii=False) + report.feedback_md(budi, lang)
-        for leak in ("ctx.", "def ", "tensor(", "Traceback", "reference.", "solutions"):
+        for leak in ("ctx.", "def ", "tensor(", "Traceback", "solutions"):
             assert leak not in written
+        assert not re.search(r"reference\.\w", written)  # code, not a sentence ending "the reference."
+        words = report.WORDS[lang]
         for test, outcome in zip(report.results_json(budi, lang)["tests"], budi.outcomes):
-            if outcome.status == "failed":
-                assert test["output"] == (f"{outcome.message[lang]}\n{report.WORDS[lang]['look']}: "
+            explained = next((d for d in budi.diagnoses if outcome.check.id in d.explains), None)
+            if outcome.status == "failed" and explained:
+                assert test["output"] == (f"{words['diagnosis']}: {explained.title[lang]}\n"
+                                          f"{outcome.message[lang]}\n{words['look']}: {explained.hint[lang]}")
+            elif outcome.status == "failed":
+                assert test["output"] == (f"{outcome.message[lang]}\n{words['look']}: "
                                           f"{outcome.check.hint[lang]}")
 
 
