@@ -91,6 +91,17 @@ class Check(CheckInfo):
         """The plain, serializable record of this check."""
         return CheckInfo(**{f.name: getattr(self, f.name) for f in fields(CheckInfo)})
 
+    def __reduce__(self):
+        # Pickled by id and points (e.g. a plan sent to a Dask worker): the other side loads the
+        # registry in its declared order instead of importing one check module on its own.
+        return _declared_check, (self.id, self.points)
+
+
+def _declared_check(check_id, points):
+    _load_all()
+    found = REGISTRY[check_id]
+    return found if found.points == points else with_points(found, points)
+
 
 class CheckFailed(Exception):
     def __init__(self, message):
