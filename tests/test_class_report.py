@@ -188,10 +188,13 @@ class DevTools:
         while time.monotonic() < deadline and not (loaded and time.monotonic() - loaded > settle):
             try:
                 message = json.loads(self.socket.recv())
-            except Exception:  # websocket timeout: nothing new yet
+            except Exception:  # websocket timeout: nothing new yet; ask whether it has loaded
+                if not loaded and time.monotonic() > deadline - 50:  # (a missed load event)
+                    self.send("Runtime.evaluate", expression="document.readyState")
                 continue
             method, params = message.get("method"), message.get("params", {})
-            if method == "Page.loadEventFired":
+            ready = message.get("result", {}).get("result", {}).get("value") == "complete"
+            if (method == "Page.loadEventFired" or ready) and not loaded:
                 loaded = time.monotonic()
             elif method == "Runtime.consoleAPICalled":
                 text = " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
