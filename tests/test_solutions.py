@@ -94,7 +94,7 @@ def test_positional_encoding_formula_and_dtype():
 
 
 def test_multi_head_attention_rejects_indivisible_sizes():
-    with pytest.raises(ValueError, match="divisible"):
+    with pytest.raises(ValueError, match="habis dibagi"):
         S.MultiHeadAttention(10, 4)
 
 
