@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import config
-from autograder.checks.registry import checks_for
+from autograder import plan as plans
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_DIR = ROOT / "assignments"
@@ -89,7 +89,7 @@ def hidden_target(cell):
 def registry_points(assignment):
     """{target: sum of the points of its checks}, with course.toml's overrides applied."""
     points = {}
-    for check in checks_for(assignment, COURSE):
+    for check in plans.resolve(COURSE, assignment).checks:
         points[check.target] = points.get(check.target, 0.0) + check.points
     return points
 

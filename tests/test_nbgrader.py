@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from autograder.checks.registry import checks_for
+from autograder import plan as plans
 from nbgrader_helpers import (
     ASSIGNMENTS, COURSE, COURSE_DIR, SOLUTIONS_DIR, hidden_target, is_hidden_test, is_solution,
     nbgrader_meta, notebook_name, read_notebook, registry_points, run_nbgrader,
@@ -388,6 +388,6 @@ def test_feedback_shows_verdicts_but_no_hidden_test_source(autograded, course):
     assert "sdpa.numeric" in page or "Nilai sama dengan solusi acuan" in page
     # fani deleted the MultiHeadAttention hidden cell: its verdicts are in her feedback all the same
     page = (course / "feedback" / "fani" / "attention" / "attention.html").read_text(encoding="utf-8")
-    titles = [c.title["id"] for c in checks_for("attention", COURSE) if c.target == "MultiHeadAttention"]
+    titles = [c.title["id"] for c in plans.resolve(COURSE, "attention").checks if c.target == "MultiHeadAttention"]
     assert all(html.escape(title, quote=False) in page for title in titles)
     assert "grade_target" not in page and "terhapus" in page

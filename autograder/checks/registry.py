@@ -147,21 +147,6 @@ def with_points(check_, points):
     return replace(check_, points=float(points))
 
 
-def checks_for(assignment, course=None):
-    """The checks of one assignment in declaration order, with course.toml's points applied."""
-    selected = declared(assignment)
-    overrides = {}
-    if course is not None and assignment in course.assignments:
-        overrides = course.assignments[assignment].points
-        unknown = set(overrides) - {c.id for c in selected}
-        if unknown:
-            from autograder.config import ConfigError
-            raise ConfigError(f"assignments.{assignment}.points names unknown checks: "
-                              f"{', '.join(sorted(unknown))}")
-    return [with_points(c, overrides[c.id]) if overrides.get(c.id) is not None else c
-            for c in selected]
-
-
 def all_assignments():
     _load_all()
     return list(dict.fromkeys(c.assignment for c in REGISTRY.values()))

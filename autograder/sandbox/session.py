@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from autograder.sandbox import wire
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure, shared_zygote
+from autograder.config import DEFAULTS  # the one place defaults live
 
 __all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure", "MAX_RECORDS"]
 
@@ -47,8 +48,10 @@ class SubModule:
 
 
 class Session:
-    def __init__(self, chunks, names, reference, limits=Limits(), startup_timeout=60.0,
-                 request_timeout=20.0, max_restarts=3, zygote=None, slot=0):
+    def __init__(self, chunks, names, reference, limits=Limits(),
+                 startup_timeout=DEFAULTS["grading"]["startup_timeout"],
+                 request_timeout=DEFAULTS["grading"]["request_timeout"],
+                 max_restarts=DEFAULTS["grading"]["max_restarts"], zygote=None, slot=0):
         self.chunks = chunks
         self.names = list(names)
         self.reference = reference
