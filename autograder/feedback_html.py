@@ -14,6 +14,7 @@ import html
 import io
 import re
 
+from autograder.records import to_fix
 from autograder.report import WORDS, _by_target, _explained, _skipped, fmt
 from autograder.texts import clean
 
@@ -144,7 +145,7 @@ def problems_html(result, lang):
 def target_html(result, target, outcomes, lang, with_pictures=True):
     """A target's section: its diagnosis, the table of checks, what to fix, its pictures."""
     words = WORDS[lang]
-    diagnosis = next((d for d in result.diagnoses if d.target == target), None)
+    diagnosis = result.diagnosis_for(target)
     out = []
     if diagnosis is not None:
         explained = [o.check.id for o in outcomes if not o.passed and o.check.id in diagnosis.explains]
@@ -164,8 +165,7 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
         out.append(f'<tr><td>{mark}</td><td>{name}</td><td class="num">'
                    f"{fmt(o.score)}/{fmt(o.check.points)}</td></tr>")
     out.append("</table>")
-    failed = [o for o in outcomes if o.status in ("failed", "timeout", "error")
-              and not (diagnosis and o.check.id in diagnosis.explains)]
+    failed = to_fix(outcomes, diagnosis)
     if failed:
         out += [f"<p><b>{escape(words['fix'])}:</b></p>", "<ul>"]
         for o in failed:

@@ -86,6 +86,13 @@ class Picture:
                    dict(data["data"]))
 
 
+def to_fix(outcomes, diagnosis=None):
+    """The outcomes a student must fix one by one: failed, timed out or faulted, and not
+    already explained by ``diagnosis`` (those are listed under it)."""
+    return [o for o in outcomes if o.status in ("failed", "timeout", "error")
+            and not (diagnosis and o.check.id in diagnosis.explains)]
+
+
 @dataclass(frozen=True)
 class StudentResult:
     student: str
@@ -110,6 +117,10 @@ class StudentResult:
     @property
     def grader_errors(self):
         return tuple(o for o in self.outcomes if o.status == "error")
+
+    def diagnosis_for(self, target):
+        """The Diagnosis of ``target``, or None."""
+        return next((d for d in self.diagnoses if d.target == target), None)
 
     @property
     def failed_ids(self):

@@ -18,6 +18,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from autograder.records import to_fix
 from autograder.texts import clean, code_span, markdown_inline
 
 WORDS = {
@@ -128,7 +129,7 @@ def feedback_md(result, lang, title=None):
         out += [f"- {_inline(problem[lang])}" for problem in result.problems] + [""]
     for target, outcomes in _by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
-        diagnosis = next((d for d in result.diagnoses if d.target == target), None)
+        diagnosis = result.diagnosis_for(target)
         out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", ""]
         out += _diagnosis(diagnosis, outcomes, lang)
         out += [f"| | {words['check']} | {words['points']} |", "|---|---|---|"]
@@ -163,8 +164,7 @@ def _failures(outcomes, problems, lang, diagnosis=None):
     grouped by their reason."""
     words = WORDS[lang]
     out = []
-    failed = [o for o in outcomes if o.status in ("failed", "timeout", "error")
-              and not (diagnosis and o.check.id in diagnosis.explains)]
+    failed = to_fix(outcomes, diagnosis)
     if failed:
         out += [f"**{words['fix']}:**", ""]
         for o in failed:
