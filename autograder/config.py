@@ -14,6 +14,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from autograder.texts import bilingual
+
 LANGUAGES = ("id", "en")
 FILE_NAME = "course.toml"
 ENVIRONMENT = "AUTOGRADER_COURSE"
@@ -44,10 +46,15 @@ class Tolerance:
 @dataclass(frozen=True)
 class Assignment:
     name: str
-    title: str
+    title: str  # Indonesian; English too when title_en is empty
     notebook: str
     points: dict = field(default_factory=dict)  # check id -> points, overrides the registry
     source_notebook: Path | None = None  # nbgrader source notebook, to spot deleted cells
+    title_en: str = ""  # in English; empty: ``title`` serves both languages
+
+    def titles(self):
+        """The title in each language (a Bilingual)."""
+        return bilingual(self.title, self.title_en or self.title)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ SCHEMA = {
     "grading": {key: None for key in DEFAULTS["grading"]},
     "tolerances": {name: {"rtol": None, "atol": None} for name in DEFAULTS["tolerances"]},
     "sizes": {kind: {key: None for key in keys} for kind, keys in DEFAULTS["sizes"].items()},
-    "assignments": {"*": {"title": None, "notebook": None, "points": {"*": None}}},
+    "assignments": {"*": {"title": None, "title_en": None, "notebook": None, "points": {"*": None}}},
     # read by autograder.similarity (the class report), which checks the values
     "similarity": {"threshold": None, "kgram": None, "min_fragment_tokens": None,
                    "common_fraction": None},
@@ -219,9 +226,13 @@ def parse(data, path=None):
             raise ConfigError(f"assignments.{name}.points must map check ids to numbers >= 0")
         notebook = str(table.get("notebook", f"{name}.ipynb"))
         source = Path(path).parent / "assignments" / "source" / name / notebook if path else None
+        for key in ("title", "title_en"):
+            if key in table and not isinstance(table[key], str):
+                raise ConfigError(f"assignments.{name}.{key} must be a string")
         assignments[name] = Assignment(
-            name=name, title=str(table.get("title", name)), notebook=notebook,
-            points=dict(points), source_notebook=source if source and source.is_file() else None)
+            name=name, title=table.get("title", name), notebook=notebook,
+            points=dict(points), source_notebook=source if source and source.is_file() else None,
+            title_en=table.get("title_en", ""))
     if not assignments:
         raise ConfigError("course.toml defines no [assignments.<name>] table")
     return Course(

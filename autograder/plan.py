@@ -33,7 +33,8 @@ class WorkerLimits:
 @dataclass(frozen=True)
 class Plan:
     name: str
-    title: str
+    title: str  # in ``language``
+    titles: object  # texts.Bilingual: the title in each language (course.toml's title, title_en)
     notebook: str  # the file name a submission folder holds, e.g. attention.ipynb
     language: str  # of student-facing texts
     checks: tuple  # registry.Check, in declaration order, with the course's points
@@ -63,7 +64,7 @@ class Plan:
     def in_language(self, language):
         if language not in LANGUAGES:
             raise config.ConfigError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}")
-        return replace(self, language=language)
+        return replace(self, language=language, title=self.titles[language])
 
     def fingerprint(self):
         """Everything about the plan that can change a verdict or a report's text."""
@@ -94,7 +95,7 @@ def resolve(course, name, language=None):
                    for c in declared)
     source = settings.source_notebook
     return Plan(
-        name=name, title=settings.title, notebook=settings.notebook,
+        name=name, title=settings.title, titles=settings.titles(), notebook=settings.notebook,
         language=language or course.language, checks=checks,
         grade_ids=_grade_ids(source) if source else (), source_notebook=source,
         limits=WorkerLimits(course.startup_timeout, course.request_timeout,

@@ -57,6 +57,9 @@ def test_points_override_and_unknown_check(tmp_path):
                                            'did you mean [assignments.encoder.points]?'),
     ('colour = 1\n', 'unknown key colour at the top level; did you mean [course]?'),
     ('zzz = 1\n', 'valid here: course, grading, tolerances, sizes, assignments'),
+    ('[assignments.attention]\ntitel_en = "x"\n',
+     'unknown key assignments.attention.titel_en in [assignments.attention]; '
+     'did you mean assignments.attention.title_en?'),
 ])
 def test_unknown_keys_are_errors_with_the_closest_valid_name(tmp_path, text, message):
     path = tmp_path / "course.toml"
@@ -73,6 +76,24 @@ def test_the_shipped_file_and_any_check_id_in_points_pass_the_key_check(tmp_path
     path.write_text('[assignments.attention]\ntitle = "t"\nnotebook = "a.ipynb"\n'
                     '[assignments.attention.points]\n"mha.numeric" = 4\n')
     assert config.load(path).assignments["attention"].points == {"mha.numeric": 4}
+
+
+def test_titles_per_language(tmp_path):
+    """title is Indonesian, title_en English; the plan shows the one of its language, and a
+    course without title_en shows its title in both."""
+    shipped = config.load()
+    for name in shipped.assignments:
+        plan = plans.resolve(shipped, name)
+        assert plan.title == shipped.assignments[name].title
+        assert plan.in_language("en").title == shipped.assignments[name].title_en != plan.title
+        assert plans.resolve(shipped, name, "en").title == shipped.assignments[name].title_en
+        assert plan.in_language("en").in_language("id").title == plan.title
+    path = tmp_path / "course.toml"
+    path.write_text('[assignments.attention]\ntitle = "Only one"\n')
+    assert plans.load("attention", path, "en").title == "Only one"
+    path.write_text('[assignments.attention]\ntitle_en = 3\n')
+    with pytest.raises(config.ConfigError, match="assignments.attention.title_en must be a string"):
+        config.load(path)
 
 
 # -- which file -------------------------------------------------------------------------------
