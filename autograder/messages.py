@@ -14,7 +14,7 @@ LOAD_PROBLEMS = {
     "bad_notebook": bilingual("Notebook rusak (bukan JSON/format notebook yang sah); buka dan simpan "
                               "ulang di Jupyter", "The notebook is broken (not valid JSON / notebook "
                               "format); open it in Jupyter and save it again"),
-    "not_utf8": bilingual("Sebagian teks bukan UTF-8 dan diganti", "Some text is not UTF-8 and was replaced"),
+    "not_utf8": bilingual("Sebagian teks bukan UTF-8 sehingga diganti", "Some text is not UTF-8 and was replaced"),
     "no_code": bilingual("Notebook tidak berisi sel kode", "The notebook has no code cells"),
     "bad_cell": bilingual("Sel dengan isi yang bukan teks dilewati",
                           "A cell whose source is not text was skipped"),
@@ -84,8 +84,9 @@ def load_problem(problem):
     if code == "dropped":
         where = _places(places)
         return bilingual(
-            f"Catatan (tidak mengurangi nilai): pernyataan tingkat atas yang bukan definisi tidak "
-            f"dijalankan saat penilaian, hanya impor, fungsi, class dan konstanta: {where.id}.",
+            f"Catatan (tidak mengurangi nilai): pernyataan di tingkat atas yang bukan definisi tidak "
+            f"dijalankan saat penilaian (yang dijalankan hanya impor, fungsi, kelas, dan konstanta): "
+            f"{where.id}.",
             f"Note (costs nothing): top-level statements that are not definitions are not run when "
             f"grading, only imports, functions, classes and constants: {where.en}.")
     if code == "unavailable_module":
@@ -129,7 +130,7 @@ def _tampered(code, grade_id, kind, names):
                          "graded")
     if names:
         listed = ", ".join(f"`{n}`" for n in names[:8])
-        cost = bilingual(f"; yang hanya ada di versi Anda tidak didefinisikan saat penilaian: {listed}",
+        cost = bilingual(f"; nama yang hanya didefinisikan di versi Anda tidak ada saat penilaian: {listed}",
                          f"; what only your version defined is not defined when grading: {listed}")
     elif kind == "given" and code == "changed_cell":
         cost = bilingual("", "")
@@ -239,5 +240,5 @@ def worker_failure(failure):
     if kind == "gave_up":
         return bilingual("Dilewati: kode Anda sudah berkali-kali macet atau crash pada pemeriksaan sebelumnya.",
                          "Skipped: your code hung or crashed repeatedly in earlier checks.")
-    return bilingual(f"Jawaban dari proses siswa tidak sah ({detail}).",
-                     f"The student process gave an invalid answer ({detail}).")
+    return bilingual(f"Proses yang menjalankan kode Anda memberi jawaban yang tidak sah ({detail}).",
+                     f"The process running your code gave an invalid answer ({detail}).")

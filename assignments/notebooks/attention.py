@@ -16,7 +16,7 @@
 # **Cara mengerjakan**
 #
 # - Tulis kode Anda di sel yang berisi `raise NotImplementedError()`: hapus baris itu dan ganti
-#   dengan implementasi Anda. Jangan mengganti nama fungsi, class, argumen, atau atribut — autograder
+#   dengan implementasi Anda. Jangan mengganti nama fungsi, kelas, argumen, atau atribut: autograder
 #   memanggil semuanya persis dengan nama yang tertulis.
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
@@ -117,7 +117,7 @@ assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 5)), \
 by_hand = torch.softmax(q[0, 0] @ k[0].transpose(0, 1) / math.sqrt(8), dim=-1)
 assert torch.allclose(weights[0, 0], by_hand, atol=1e-6), \
     "Bobot tidak sama dengan softmax(q kᵀ / √d_k): periksa skala √d_k dan sumbu softmax."
-assert torch.allclose(out[0, 0], by_hand @ v[0], atol=1e-6), "Keluaran harus bobot @ v."
+assert torch.allclose(out[0, 0], by_hand @ v[0], atol=1e-6), "Keluaran harus sama dengan bobot @ v."
 
 # Mask: dua kunci terakhir diblokir (True = DIBLOKIR) untuk setiap kueri.
 mask = torch.zeros(5, 7, dtype=torch.bool)
@@ -218,7 +218,9 @@ print("✓ Pemeriksaan cepat causal_mask lulus.")
 # 2. pecah menjadi head: `(B, T, D)` → `view(B, T, H, d_k)` → `transpose(1, 2)` → `(B, H, T, d_k)`
 #    (fungsi bantu `_split_heads` disediakan untuk langkah ini; boleh dipakai, boleh tidak);
 # 3. hitung attention per head dengan `scaled_dot_product_attention` dari Bagian 1 dan teruskan
-#    `mask` — mask `(Tq, Tk)` atau `(B, 1, 1, Tk)` ter-broadcast ke skor `(B, H, Tq, Tk)`;
+#    `mask` — mask `(Tq, Tk)` atau `(B, 1, 1, Tk)` ter-broadcast ke skor `(B, H, Tq, Tk)`.
+#    (Jangan menggantinya dengan `F.scaled_dot_product_attention`: fungsi itu tidak mengembalikan
+#    bobot, dan pada mask boolean-nya `True` berarti *boleh* diperhatikan, kebalikan dari kursus ini.)
 # 4. gabungkan head kembali: `transpose(1, 2)` → `(B, Tq, H, d_k)` → `.contiguous().view(B, Tq, D)`;
 # 5. proyeksikan dengan `wo`.
 #
@@ -293,7 +295,7 @@ print("✓ Pemeriksaan cepat MultiHeadAttention lulus.")
 # ## Penilaian
 #
 # Sel-sel di bawah ini berisi tes tersembunyi. Di notebook Anda sel-sel itu kosong dan tidak dapat
-# diubah — jangan dihapus dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
+# diubah: jangan menghapusnya dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
 # menjalankan kode Anda dalam proses terpisah dan memeriksa jauh lebih banyak hal daripada
 # pemeriksaan cepat di atas, termasuk dengan ukuran lain yang dirahasiakan. Sebelum mengumpulkan,
 # jalankan ulang seluruh notebook (*Restart Kernel and Run All Cells*) dan pastikan semua

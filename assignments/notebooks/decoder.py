@@ -16,7 +16,7 @@
 # **Cara mengerjakan**
 #
 # - Tulis kode Anda di sel yang berisi `raise NotImplementedError()`: hapus baris itu dan ganti
-#   dengan implementasi Anda. Jangan mengganti nama fungsi, class, argumen, atau atribut — autograder
+#   dengan implementasi Anda. Jangan mengganti nama fungsi, kelas, argumen, atau atribut: autograder
 #   memanggil semuanya persis dengan nama yang tertulis.
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
@@ -65,12 +65,12 @@ import torch.nn.functional as F
 # Satu blok decoder pre-LN punya **tiga** sub-layer, masing-masing dengan residual connection dan
 # LayerNorm di awal sub-layer:
 #
-# 1. **Masked self-attention** — token decoder saling memperhatikan, tetapi hanya ke dirinya dan
-#    token sebelumnya. Buat mask kausal berukuran `Tdec` (dari `x.size(1)`, jangan ditulis tetap)
-#    **di device masukan**: `causal_mask(x.size(1)).to(x.device)`.
+# 1. **Masked self-attention** — token decoder saling memperhatikan, tetapi setiap token hanya
+#    memperhatikan dirinya sendiri dan token sebelumnya. Buat mask kausal berukuran `Tdec` (dari
+#    `x.size(1)`, jangan ditulis tetap) **di device masukan**: `causal_mask(x.size(1)).to(x.device)`.
 #    `n = ln1(x)`; `h = x + self_attn(n, n, n, mask)[0]`.
-# 2. **Cross-attention** — kueri dari decoder, kunci dan nilai dari memori encoder. Seperti di bab,
-#    LayerNorm `ln2` yang sama menormalkan memori dan `h`:
+# 2. **Cross-attention** — kueri (*query*) dari decoder, kunci (*key*) dan nilai (*value*) dari
+#    memori encoder. Seperti di bab, LayerNorm `ln2` yang sama menormalkan memori dan `h`:
 #    `m = ln2(memory)`; `z, cross_weights = cross_attn(ln2(h), m, m)`; `h = h + z`.
 #    Tidak ada mask di sini: semua posisi sumber boleh dilihat.
 # 3. **Feed-forward** — per token, sama seperti di encoder: `keluaran = h + ffn(ln3(h))`.
@@ -186,7 +186,7 @@ print("✓ Pemeriksaan cepat DecoderBlock lulus.")
 # ## Penilaian
 #
 # Sel-sel di bawah ini berisi tes tersembunyi. Di notebook Anda sel-sel itu kosong dan tidak dapat
-# diubah — jangan dihapus dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
+# diubah: jangan menghapusnya dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
 # menjalankan kode Anda dalam proses terpisah dan memeriksa jauh lebih banyak hal daripada
 # pemeriksaan cepat di atas, termasuk dengan ukuran lain yang dirahasiakan. Sebelum mengumpulkan,
 # jalankan ulang seluruh notebook (*Restart Kernel and Run All Cells*) dan pastikan semua

@@ -17,7 +17,7 @@
 # **Cara mengerjakan**
 #
 # - Tulis kode Anda di sel yang berisi `raise NotImplementedError()`: hapus baris itu dan ganti
-#   dengan implementasi Anda. Jangan mengganti nama fungsi, class, argumen, atau atribut — autograder
+#   dengan implementasi Anda. Jangan mengganti nama fungsi, kelas, argumen, atau atribut: autograder
 #   memanggil semuanya persis dengan nama yang tertulis.
 # - Sel *read-only* (impor, kode yang diberikan, pemeriksaan cepat, dan sel penilaian) tidak bisa
 #   diubah. Jalankan sel pemeriksaan cepat sesering yang Anda mau; bila ada `AssertionError`, pesannya
@@ -87,7 +87,7 @@ import torch.nn.functional as F
 # %% nbgrader="read-only" grade_id="check_positional_encoding"
 pe = positional_encoding(5, 16)
 print("bentuk:", tuple(pe.shape), " dtype:", pe.dtype, "  (seharusnya (5, 16) dan torch.float32)")
-assert isinstance(pe, torch.Tensor) and pe.shape == (5, 16), "Hasil harus tensor (length, d_model)."
+assert isinstance(pe, torch.Tensor) and pe.shape == (5, 16), "Hasil harus berupa tensor berbentuk (length, d_model)."
 assert pe.dtype == torch.float32, "Hasil harus bertipe float32 (mis. hitung dalam float64, akhiri dengan .float())."
 assert torch.allclose(pe[0], torch.tensor([0.0, 1.0] * 8)), \
     "Posisi 0: kolom genap sin(0) = 0 dan kolom ganjil cos(0) = 1."
@@ -113,7 +113,7 @@ print("✓ Pemeriksaan cepat positional_encoding lulus.")
 #
 # $$\mathrm{FFN}(x) = \mathrm{GELU}(x W_1 + b_1)\,W_2 + b_2 .$$
 #
-# Lebar tersembunyi `d_ff` lazimnya empat kali `d_model`. Dengan rasio itu FFN memegang sekitar
+# Lebar tersembunyi `d_ff` lazimnya empat kali `d_model`. Dengan rasio itu FFN memuat sekitar
 # dua pertiga parameter blok: kira-kira 8·d_model² bobot, dibanding 4·d_model² pada multi-head
 # attention. Di tugas ini `d_ff` hanya dua kali `d_model` (32 dan 16), sehingga FFN (1072
 # parameter) sedikit *lebih kecil* daripada multi-head attention (1088 parameter).
@@ -281,7 +281,7 @@ for b in (block, block_pre):
 stack = nn.Sequential(EncoderBlock(16, 4, 32), EncoderBlock(16, 4, 32, prenorm=True))
 print("tumpukan dua blok (nn.Sequential):", tuple(stack(x).shape))
 assert stack(x).shape == (2, 5, 16), \
-    "Dua blok dalam nn.Sequential harus menghasilkan (B, T, D): forward cukup dipanggil dengan x saja."
+    "Dua blok dalam nn.Sequential harus menghasilkan (B, T, D): forward harus bisa dipanggil dengan x saja."
 assert block.double()(x.double()).dtype == torch.float64, "Setelah .double(), blok harus bekerja dalam float64."
 print("✓ Pemeriksaan cepat EncoderBlock lulus.")
 
@@ -300,7 +300,7 @@ print("✓ Pemeriksaan cepat EncoderBlock lulus.")
 # ## Penilaian
 #
 # Sel-sel di bawah ini berisi tes tersembunyi. Di notebook Anda sel-sel itu kosong dan tidak dapat
-# diubah — jangan dihapus dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
+# diubah: jangan menghapusnya dan jangan menyisipkan sel di antaranya. Saat penilaian, autograder
 # menjalankan kode Anda dalam proses terpisah dan memeriksa jauh lebih banyak hal daripada
 # pemeriksaan cepat di atas, termasuk dengan ukuran lain yang dirahasiakan. Sebelum mengumpulkan,
 # jalankan ulang seluruh notebook (*Restart Kernel and Run All Cells*) dan pastikan semua
