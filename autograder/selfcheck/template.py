@@ -81,7 +81,7 @@ class Checker:
     def module(self, name, *args, **kwargs):
         cls = self.get(name)
         if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-            fail(f"`{name}` harus berupa class turunan nn.Module.", f"`{name}` must be an nn.Module subclass.")
+            fail(f"`{name}` harus berupa kelas turunan nn.Module.", f"`{name}` must be an nn.Module subclass.")
         return cls(*args, **kwargs).eval()
 
     def call(self, function, *args, **kwargs):
@@ -118,7 +118,7 @@ WEIGHTS = ("Bobot attention", "The attention weights")
 
 def rows_sum_to_one(weights):
     if not torch.allclose(weights.sum(-1), torch.ones_like(weights.sum(-1)), atol=1e-5):
-        fail("Baris bobot tidak berjumlah 1: softmax harus pada sumbu kunci (dim=-1).",
+        fail("Baris bobot tidak berjumlah 1: softmax harus diambil pada sumbu kunci (dim=-1).",
              "Rows of weights do not sum to 1: the softmax must run over the keys (dim=-1).")
 
 
@@ -151,7 +151,7 @@ def _causal(t):
 # -- attention ---------------------------------------------------------------------------------------
 def sdpa_present(c):
     if not callable(c.get("scaled_dot_product_attention")):
-        fail("`scaled_dot_product_attention` harus fungsi.", "`scaled_dot_product_attention` must be a function.")
+        fail("`scaled_dot_product_attention` harus berupa fungsi.", "`scaled_dot_product_attention` must be a function.")
 
 
 def sdpa_shape(c):
@@ -375,8 +375,10 @@ def enc_layernorm_stats(c):
     mean, std = out.mean(-1), out.std(-1, unbiased=False)
     if not (torch.allclose(mean, torch.zeros_like(mean), atol=1e-4)
             and torch.allclose(std, torch.ones_like(std), atol=1e-3)):
-        fail("Post-LN: tiap token keluaran harus rata-rata 0 dan simpangan baku 1 (LayerNorm terakhir).",
-             "Post-LN: every output token must have mean 0 and std 1 (the last LayerNorm).")
+        fail("Post-LN: tiap token keluaran harus memiliki rerata 0 dan simpangan baku 1 "
+             "(LayerNorm adalah operasi terakhir).",
+             "Post-LN: every output token must have mean 0 and standard deviation 1 "
+             "(LayerNorm is the last operation).")
 
 
 def enc_equivariance(c):
@@ -454,7 +456,8 @@ def dec_causality(c):
         changed[:, cut:] += c.randn(b, t - cut, d)
         out2, _ = _decode(c, block, changed, memory)
         if not torch.allclose(out[:, :cut], out2[:, :cut], atol=1e-5):
-            fail(f"Mengubah token posisi ≥ {cut} mengubah keluaran posisi < {cut}: token melihat masa depan.",
+            fail(f"Mengubah token pada posisi ≥ {cut} mengubah keluaran pada posisi < {cut}: "
+                 "token melihat masa depan.",
                  f"Changing tokens at positions ≥ {cut} changes the outputs at positions < {cut}: "
                  "tokens see the future.")
 
