@@ -2,7 +2,7 @@
 written with every batch after ``gradebook.csv`` and ``summary.json``.
 
 ``report.html`` is one self-contained page that works offline: inline CSS, charts as inline
-SVG drawn by matplotlib, no script, and a Content-Security-Policy that forbids every request.
+SVG (``autograder.svg``), no script, and a Content-Security-Policy that forbids every request.
 It shows the score histogram, the pass rate of each check (worst first), the most common
 diagnosed mistakes with the students who made them, one row per student with a relative link
 to ``<student>/feedback.html``, the grading time per student and the sandbox mode, and the
@@ -18,8 +18,8 @@ import traceback
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder import similarity
-from autograder.feedback_html import escape, page, svg_of, text
+from autograder import similarity, svg
+from autograder.feedback_html import escape, page, text
 from autograder.report import fmt, student_folder, write_atomic
 from autograder.texts import clean
 
@@ -141,56 +141,67 @@ def histogram(scores, max_score, bins=10):
 
 
 # -- charts ----------------------------------------------------------------------------------------
-def _figure(width, height):
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=72)
-    figure.patch.set_alpha(0)
-    return figure
+# Drawn with autograder/svg.py like the feedback's pictures (matplotlib took about a second
+# for these two).
+CHART_WIDTH = 672
 
 
 def histogram_svg(data, words):
+    """One bar per non-empty bin, its count above it; the bins' edges along the bottom."""
     edges, counts = data["edges"], data["counts"]
-    figure = _figure(7, 2.8)
-    figure.subplots_adjust(left=0.09, right=0.98, top=0.95, bottom=0.17)
-    ax = figure.add_subplot()
-    widths = [b - a for a, b in zip(edges, edges[1:])]
-    ax.bar(edges[:-1], counts, width=widths, align="edge", color="#2f81f7", edgecolor="white")
-    for x, w, n in zip(edges, widths, counts):
+    left, right, top, bottom, height = 58, 16, 12, 50, 270
+    width, plot_height = CHART_WIDTH - left - right, height - top - bottom
+    span = (edges[-1] - edges[0]) or 1
+    step = svg.nice_step(max(counts + [1]))
+    ceiling = max(max(counts + [1]) * 1.18, step)
+
+    def x(edge):
+        return left + (edge - edges[0]) / span * width
+
+    def y(count):
+        return top + plot_height * (1 - count / ceiling)
+
+    out, tick = [], 0
+    while tick <= ceiling:
+        out += [svg.line(left, y(tick), left + width, y(tick), svg.GRID, 0.6),
+                svg.text(left - 6, y(tick), tick, 12, anchor="end")]
+        tick += step
+    for a, b, n in zip(edges, edges[1:], counts):
         if n:
-            ax.text(x + w / 2, n, str(n), ha="center", va="bottom", fontsize=8)
-    ax.set_xlim(edges[0], edges[-1])
-    ax.set_xticks(edges, [fmt(round(e, 1)) for e in edges], fontsize=8)
-    ax.set_ylim(0, max(counts + [1]) * 1.18)
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.tick_params(axis="y", labelsize=8)
-    ax.set_xlabel(words["score"], fontsize=9)
-    ax.set_ylabel(words["count"], fontsize=9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return svg_of(figure, "class-histogram")
+            out += [svg.rect(x(a), y(n), x(b) - x(a), y(0) - y(n), "#2f81f7", "bar", "#ffffff", 1),
+                    svg.text((x(a) + x(b)) / 2, y(n) - 8, n, 12)]
+    out += [svg.line(left, top, left, y(0)), svg.line(left, y(0), left + width, y(0))]
+    out += [svg.text(x(e), y(0) + 12, fmt(round(e, 1)), 12) for e in edges]
+    out += [svg.text(left + width / 2, height - 12, words["score"], 13),
+            svg.text(12, top + plot_height / 2, words["count"], 13, rotate=True)]
+    return svg.document(svg.Block(CHART_WIDTH, height, "".join(out)), words["histogram"], pad=0)
 
 
 def pass_rate_svg(checks, words):
+    """One bar per check, worst first, coloured red below 50 %, yellow below 80 %."""
     rows = sorted((c for c in checks if c["pass_rate"] is not None), key=lambda c: (c["pass_rate"], c["id"]))
-    height = 0.6 + 0.22 * max(1, len(rows))
-    figure = _figure(7, height)
-    figure.subplots_adjust(left=0.3, right=0.9, top=1 - 0.2 / height, bottom=0.45 / height)
-    ax = figure.add_subplot()
-    rates = [100 * c["pass_rate"] for c in rows]
-    colours = ["#cf222e" if r < 50 else "#d4a72c" if r < 80 else "#1a7f37" for r in rates]
-    positions = list(range(len(rows)))
-    ax.barh(positions, rates, color=colours, height=0.7)
-    for y, c, r in zip(positions, rows, rates):
-        ax.text(r + 1, y, f"{r:.0f}% ({c['passed']}/{c['graded']})", va="center", fontsize=7)
-    ax.set_yticks(positions, [c["id"] for c in rows], fontsize=7.5)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlim(0, 118)
-    ax.set_xticks([0, 25, 50, 75, 100], ["0%", "25%", "50%", "75%", "100%"], fontsize=8)
-    ax.set_xlabel(words["rate"], fontsize=9)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return svg_of(figure, "class-pass-rate")
+    row_height, top, bottom = 22, 8, 48
+    left = 20 + 6.6 * max((len(c["id"]) for c in rows), default=4)
+    width = CHART_WIDTH - left - 8
+    full = width * 100 / 118  # 100 %, leaving room for the label after the bar
+    height = top + row_height * max(1, len(rows)) + bottom
+    axis = top + row_height * max(1, len(rows))
+    out = []
+    for percent in (0, 25, 50, 75, 100):
+        x = left + full * percent / 100
+        out += [svg.line(x, top, x, axis, svg.GRID, 0.6), svg.text(x, axis + 12, f"{percent}%", 12)]
+    for i, c in enumerate(rows):
+        rate = 100 * c["pass_rate"]
+        colour = "#cf222e" if rate < 50 else "#d4a72c" if rate < 80 else "#1a7f37"
+        y = top + i * row_height
+        middle = y + row_height / 2
+        out += [svg.rect(left, y + 0.15 * row_height, full * rate / 100, 0.7 * row_height, colour, "bar"),
+                svg.text(left + full * rate / 100 + 4, middle, f"{rate:.0f}% ({c['passed']}/{c['graded']})",
+                         11, anchor="start"),
+                svg.text(left - 6, middle, c["id"], 12, anchor="end")]
+    out += [svg.line(left, top, left, axis), svg.line(left, axis, left + width, axis),
+            svg.text(left + full / 2, height - 12, words["rate"], 13)]
+    return svg.document(svg.Block(CHART_WIDTH, height, "".join(out)), words["pass_rate"], pad=0)
 
 
 # -- the page ---------------------------------------------------------------------------------------

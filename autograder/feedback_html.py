@@ -1,6 +1,6 @@
 """A student's feedback as one self-contained HTML page (``OUT/<student>/feedback.html``), and
 the HTML that nbgrader's hidden cells show: the content of ``feedback.md`` plus the pictures of
-``records.Picture`` drawn as inline SVG by matplotlib.
+``records.Picture`` drawn as inline SVG (``autograder.svg``: plain strings, no matplotlib).
 
 Everything comes from the record. Text a student controls (their name, names in their code,
 their exceptions' messages) is cleaned of control characters (``texts.clean``) and then
@@ -11,9 +11,9 @@ any request, so it reads the same offline and in a mail client's sandbox.
 """
 
 import html
-import io
 import re
 
+from autograder import svg
 from autograder.records import to_fix
 from autograder.report import WORDS, _by_target, _explained, _skipped, fmt
 from autograder.texts import clean
@@ -184,23 +184,23 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
         out.append("<ul>" + "".join(f"<li>{', '.join(ids)}: {text(_skipped(reason, lang))}</li>"
                                     for reason, ids in reasons.items()) + "</ul>")
     if with_pictures:
-        for number, picture in enumerate(result.pictures):
+        for picture in result.pictures:
             if picture.target == target:
-                out.append(picture_html(picture, lang, str(number)))
+                out.append(picture_html(picture, lang))
     return out
 
 
-def picture_html(picture, lang, salt="0"):
+def picture_html(picture, lang):
     """One picture as <figure>: the inline SVG and what to look for."""
     words = WORDS_HTML[lang]
     try:
-        svg, notes = DRAW[picture.kind](picture.data, lang, f"{picture.target}-{salt}")
+        drawing, notes = DRAW[picture.kind](picture.data, lang, clean(picture.title[lang]))
     except Exception:  # a record from another version of the kit, say: leave the picture out
         return ""
     caption = " ".join(notes)
     return (f'<figure class="picture" data-kind="{escape(picture.kind)}">'
             f"<p><b>{escape(words['pictures'])}:</b> {text(picture.title[lang])}</p>"
-            f"{svg}<figcaption>{text(caption)}</figcaption></figure>")
+            f"{drawing}<figcaption>{text(caption)}</figcaption></figure>")
 
 
 # -- nbgrader's hidden cells -------------------------------------------------------------------------
@@ -246,176 +246,110 @@ _SCOPED = _scoped(STYLE)
 
 
 # -- drawing ------------------------------------------------------------------------------------------
-def svg_of(figure, salt):
-    """A matplotlib figure as an inline <svg> element: no XML prolog, the same bytes for the
-    same figure (no date, a fixed hash salt). Give each figure of a page its own ``salt``:
-    SVG ids are hashed from it, and inline SVGs share one id space."""
-    import matplotlib
-
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": f"autograder-{salt}", "svg.fonttype": "none"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]
-
-
-def _panels(rows, cols, panel_width, panel_height, left=0.75, right=0.15, top=0.35, bottom=0.5,
-            gap_x=0.35, gap_y=0.55):
-    """A figure of rows x cols axes laid out in inches (one draw: no tight layout pass)."""
-    from matplotlib.figure import Figure
-
-    width = left + right + cols * panel_width + (cols - 1) * gap_x
-    height = top + bottom + rows * panel_height + (rows - 1) * gap_y
-    figure = Figure(figsize=(width, height), dpi=72)
-    figure.patch.set_alpha(0)
-    figure.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
-                           bottom=bottom / height, wspace=gap_x / panel_width,
-                           hspace=gap_y / panel_height)
-    return figure, figure.subplots(rows, cols, squeeze=False)
-
-
+# Each DRAW function returns (svg, notes): the picture as inline SVG (autograder/svg.py: plain
+# strings, a millisecond or so; matplotlib took about a second per page) and its caption.
 def _value(x):
-    return float("nan") if x is None else float(x)
+    """A stored number (None for NaN and inf) as a float, or None."""
+    return float(x) if svg.finite(x) else None
 
 
 def _grid(rows):
-    import numpy
-
-    return numpy.array([[_value(x) for x in row] for row in rows], dtype=float)
+    return [[_value(x) for x in row] for row in rows]
 
 
-def _heatmap(ax, values, vmin, vmax, cmap, annotate=True, blocked=None, marked=None, digits=2):
-    """``values`` (2-D array) as coloured cells; ``blocked`` cells hatched grey, ``marked`` cells
-    framed in red; NaN cells say NaN."""
-    import numpy
-    from matplotlib.patches import Rectangle
-
-    rows, cols = values.shape
-    ax.pcolormesh(numpy.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax,
-                  edgecolors="white", linewidth=0.5)
-    ax.set_xlim(0, cols)
-    ax.set_ylim(rows, 0)
-    ax.set_aspect("equal")
-    ax.set_xticks([c + 0.5 for c in range(cols)], [str(c) for c in range(cols)], fontsize=7)
-    ax.set_yticks([r + 0.5 for r in range(rows)], [str(r) for r in range(rows)], fontsize=7)
-    ax.tick_params(length=0, pad=1)
-    for side in ax.spines.values():
-        side.set_visible(False)
-    for r in range(rows):
-        for c in range(cols):
-            value = values[r, c]
-            if blocked is not None and blocked[r][c]:
-                ax.add_patch(Rectangle((c, r), 1, 1, facecolor="none", edgecolor="#8c959f",
-                                       hatch="////", linewidth=0))
-            if marked is not None and marked[r][c]:
-                ax.add_patch(Rectangle((c + 0.06, r + 0.06), 0.88, 0.88, facecolor="none",
-                                       edgecolor="#cf222e", linewidth=2))
-            if not numpy.isfinite(value):
-                ax.text(c + 0.5, r + 0.5, "NaN", ha="center", va="center", fontsize=6,
-                        color="#cf222e")
-            elif annotate:
-                dark = (value - vmin) / ((vmax - vmin) or 1) > 0.6
-                ax.text(c + 0.5, r + 0.5, f"{value:.{digits}f}", ha="center", va="center",
-                        fontsize=6.5, color="white" if dark else "#1b1f24")
+def _cells(*grids):
+    return [x for g in grids for row in g for x in row]
 
 
-def draw_attention(data, lang, salt):
-    import numpy
+def _largest_difference(pairs):
+    """The largest |a - b| over pairs of grids, None when any number is missing."""
+    differences = [abs(a - b) if a is not None and b is not None else None
+                   for mine, correct in pairs for a, b in zip(_cells(mine), _cells(correct))]
+    return None if None in differences or not differences else max(differences)
 
+
+def draw_attention(data, lang, label):
     words = WORDS_HTML[lang]
     student = [_grid(head) for head in data["student"]]
     reference = [_grid(head) for head in data["reference"]] if data.get("reference") else None
     mask = data.get("mask")
     heads = len(student)
-    rows, cols = student[0].shape
-    width, height = 0.36 * cols, 0.36 * rows
-    if heads == 1:  # one head: yours and the correct one side by side
-        figure, grid = _panels(1, 2 if reference else 1, width, height)
-        places = [(grid[0][0], grid[0][1] if reference else None)]
-    else:  # a row of heads each: yours above, the correct ones below
-        figure, grid = _panels(2 if reference else 1, heads, width, height, left=0.95)
-        places = [(grid[0][h], grid[1][h] if reference else None) for h in range(heads)]
-    leaks = 0
-    for h, (mine, correct) in enumerate(places):
+    leaks, mine, correct = 0, [], []
+    for h in range(heads):
         marked = None
         if mask is not None:
-            marked = [[bool(mask[r][c]) and not (abs(student[h][r, c]) <= BLOCKED_WEIGHT)
-                       for c in range(cols)] for r in range(rows)]
+            marked = [[bool(blocked) and not (value is not None and abs(value) <= BLOCKED_WEIGHT)
+                       for blocked, value in zip(mask_row, row)]
+                      for mask_row, row in zip(mask, student[h])]
             leaks += sum(map(sum, marked))
-        _heatmap(mine, student[h], 0, 1, "Blues", blocked=mask, marked=marked)
-        mine.set_title(f"{words['head']} {h}" if heads > 1 else words["you"], fontsize=8)
-        mine.set_xlabel(words["key"], fontsize=8)
-        if correct is not None:
-            _heatmap(correct, reference[h], 0, 1, "Blues", blocked=mask)
-            correct.set_title(f"{words['head']} {h}" if heads > 1 else words["correct"], fontsize=8)
-            correct.set_xlabel(words["key"], fontsize=8)
-    if heads > 1:
-        grid[0][0].set_ylabel(f"{words['you']}\n{words['query']}", fontsize=8)
-        if reference:
-            grid[1][0].set_ylabel(f"{words['correct']}\n{words['query']}", fontsize=8)
+        title = f"{words['head']} {h}" if heads > 1 else words["you"]
+        # several heads: a row each, yours above the correct ones, the row named at its left
+        y_label = (words["you"], words["query"]) if heads > 1 else (words["query"],)
+        mine.append(svg.heatmap(student[h], 0, 1, "Blues", title=title, x_label=words["key"],
+                                y_label=y_label if h == 0 else (), blocked=mask, marked=marked))
+        if reference is not None:
+            title = f"{words['head']} {h}" if heads > 1 else words["correct"]
+            y_label = (words["correct"], words["query"]) if heads > 1 else ()
+            correct.append(svg.heatmap(reference[h], 0, 1, "Blues", title=title,
+                                       x_label=words["key"], y_label=y_label if h == 0 else (),
+                                       blocked=mask))
+    if heads == 1:  # one head: yours and the correct one side by side
+        layout = svg.grid([mine + correct])
     else:
-        grid[0][0].set_ylabel(words["query"], fontsize=8)
+        layout = svg.grid([mine, correct] if correct else [mine])
     notes = [words["attention_caption"]]
+    same = data.get("same_weights", True)
     if reference:
-        notes.append(words["attention_same"] if data.get("same_weights", True) else words["attention_other"])
+        notes.append(words["attention_same"] if same else words["attention_other"])
     if mask is not None:
         notes.append(words["leaks"].format(n=leaks) if leaks else words["no_leaks"])
-    if any(numpy.isnan(s).any() for s in student):
+    if None in _cells(*student):
         notes.append(words["nan"])
-    elif reference and data.get("same_weights", True):
-        largest = max(float(numpy.abs(s - r).max()) for s, r in zip(student, reference))
-        notes.append(words["largest"].format(value=f"{largest:.3g}"))
-    return svg_of(figure, salt), notes
+    elif reference and same:
+        largest = _largest_difference(zip(student, reference))
+        if largest is not None:
+            notes.append(words["largest"].format(value=f"{largest:.3g}"))
+    return svg.document(layout, label), notes
 
 
-def draw_positional_encoding(data, lang, salt):
-    import numpy
-
+def draw_positional_encoding(data, lang, label):
     words = WORDS_HTML[lang]
     student, reference = _grid(data["student"]), _grid(data["reference"])
-    difference = numpy.abs(student - reference)
-    rows, cols = student.shape
-    figure, grid = _panels(1, 3, 0.26 * cols, 0.26 * rows)
-    axes = grid[0]
-    for ax, values, name, vmin, vmax, cmap in (
-            (axes[0], student, words["you"], -1, 1, "RdBu_r"),
-            (axes[1], reference, words["correct"], -1, 1, "RdBu_r"),
-            (axes[2], difference, words["difference"], 0, max(1e-3, float(numpy.nanmax(difference))
-                                                              if numpy.isfinite(difference).any() else 1), "Reds")):
-        _heatmap(ax, values, vmin, vmax, cmap, annotate=False)
-        ax.set_title(name, fontsize=8)
-        ax.set_xlabel(words["feature"], fontsize=8)
-    axes[0].set_ylabel(words["position"], fontsize=8)
+    difference = [[abs(a - b) if a is not None and b is not None else None
+                   for a, b in zip(mine, correct)] for mine, correct in zip(student, reference)]
+    known = [x for x in _cells(difference) if x is not None]
+    top = max(1e-3, max(known)) if known else 1.0
+    panels = [svg.heatmap(values, vmin, vmax, palette, cell=22, title=name,
+                          x_label=words["feature"], y_label=(words["position"],) if i == 0 else (),
+                          annotate=False)
+              for i, (values, name, vmin, vmax, palette) in enumerate((
+                  (student, words["you"], -1, 1, "RdBu_r"),
+                  (reference, words["correct"], -1, 1, "RdBu_r"),
+                  (difference, words["difference"], 0, top, "Reds")))]
     notes = [words["pe_caption"]]
-    if not numpy.isfinite(student).all():
+    if None in _cells(student):
         notes.append(words["nan"])
     else:
-        notes.append(words["largest"].format(value=f"{float(difference.max()):.3g}"))
-    return svg_of(figure, salt), notes
+        notes.append(words["largest"].format(value=f"{max(known, default=0.0):.3g}"))
+    return svg.document(svg.grid([panels]), label), notes
 
 
-def draw_causality(data, lang, salt):
-    import numpy
-
+def draw_causality(data, lang, label):
     words = WORDS_HTML[lang]
     student, reference = _grid(data["student"]), _grid(data["reference"])
     threshold = float(data.get("threshold", 1e-4))
-    rows, cols = student.shape
-    top = float(numpy.nanmax(numpy.concatenate([student.ravel(), reference.ravel()]))) \
-        if numpy.isfinite(student).any() else 1.0
-    figure, grid = _panels(1, 2, 0.42 * cols, 0.42 * rows, left=0.95)
-    axes = grid[0]
-    future = [[c < r for c in range(cols)] for r in range(rows)]
-    leaks = [[future[r][c] and not (student[r, c] <= threshold) for c in range(cols)] for r in range(rows)]
-    _heatmap(axes[0], student, 0, max(top, threshold), "Oranges", marked=leaks)
-    _heatmap(axes[1], reference, 0, max(top, threshold), "Oranges")
-    for ax, name in ((axes[0], words["you"]), (axes[1], words["correct"])):
-        ax.set_title(name, fontsize=8)
-        ax.set_xlabel(words["output_position"], fontsize=8)
-    axes[0].set_ylabel(words["changed_from"], fontsize=8)
+    drawn = [x for x in _cells(student) if x is not None]
+    top = max(max(drawn + [x for x in _cells(reference) if x is not None]) if drawn else 1.0, threshold)
+    leaks = [[c < r and not (value is not None and value <= threshold)
+              for c, value in enumerate(row)] for r, row in enumerate(student)]
+    panels = [svg.heatmap(student, 0, top, "Oranges", cell=38, title=words["you"],
+                          x_label=words["output_position"], y_label=(words["changed_from"],),
+                          marked=leaks),
+              svg.heatmap(reference, 0, top, "Oranges", cell=38, title=words["correct"],
+                          x_label=words["output_position"])]
     count = sum(map(sum, leaks))
     notes = [words["causality_caption"], words["causal_leaks"].format(n=count) if count else words["causal_ok"]]
-    return svg_of(figure, salt), notes
+    return svg.document(svg.grid([panels]), label), notes
 
 
 DRAW = {"attention_weights": draw_attention, "positional_encoding": draw_positional_encoding,

@@ -76,6 +76,11 @@ def test_page_escapes_student_text_and_orders_checks_worst_first(tmp_path):
     assert links and all(link.endswith("/feedback.html") and "://" not in link for link in links)
     chart = page[page.index('id="pass-rate"'):]
     assert chart.index("sdpa.numeric") < chart.index("sdpa.shape")  # 50% above 100%
+    assert chart.count('<rect class="bar"') == len(batch.checks)
+    assert '50% (2/4)' in chart and '100% (4/4)' in chart
+    histogram = page[page.index('id="histogram"'):page.index('id="pass-rate"')]
+    assert histogram.count('<rect class="bar"') == sum(1 for n in class_report.numbers(batch)[
+        "scores"]["histogram"]["counts"] if n)
     mistakes = page[page.index('id="mistakes"'):]
     assert "sdpa.missing_scale" in mistakes and ">2<" in mistakes
 
@@ -244,11 +249,15 @@ def test_report_in_headless_chromium(graded, tmp_path):
     done = chromium(f"--user-data-dir={tmp_path / 'dom'}", "--dump-dom", (graded / "report.html").as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
-    for chart in ("histogram", "pass-rate"):
+    data = json.loads((graded / "report.json").read_text(encoding="utf-8"))
+    bars = {"histogram": sum(1 for n in data["scores"]["histogram"]["counts"] if n),
+            "pass-rate": sum(1 for c in data["checks"] if c["pass_rate"] is not None)}
+    for chart, expected in bars.items():
         figure = re.search(rf'<figure class="chart" id="{chart}">(.*?)</figure>', dom, re.S)
         assert figure, chart
         svg = figure.group(1)
-        assert svg.startswith("<svg") and len(re.findall(r"<path\b", svg)) >= 5, chart
+        # one bar per non-empty bin and per check, as the browser parsed them
+        assert svg.startswith("<svg") and len(re.findall(r'<rect class="bar"', svg)) == expected > 1, chart
     students = re.search(r'<table id="students">(.*?)</table>', dom, re.S).group(1)
     assert len(re.findall(r'<tr><td><a href="[^"]+/feedback.html">', students)) == 4
 

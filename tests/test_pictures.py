@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 import solutions
-from autograder import feedback_html, loader, pictures
+from autograder import feedback_html, loader, pictures, svg
 from autograder import plan as plans
 from autograder.grading import CONTRACT_NAMES
 from autograder.records import Outcome, Picture, StudentResult
@@ -72,6 +72,50 @@ def assert_requests_nothing(page):
     assert "@import" not in page and "url(http" not in page
 
 
+CELL = re.compile(r'<rect class="cell" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="[\d.]+" '
+                  r'fill="(#[0-9a-f]{6})"/>')
+LEAK = re.compile(r'<rect class="leak" x="([\d.]+)" y="([\d.]+)"')
+
+
+def figures(page):
+    """{kind: [svg, ...]} of every picture on a page."""
+    found = {}
+    for kind, markup in re.findall(r'<figure class="picture" data-kind="(\w+)">.*?(<svg.*?</svg>)', page, re.S):
+        found.setdefault(kind, []).append(markup)
+    return found
+
+
+def heatmaps(markup):
+    """Each heatmap of a picture, in drawing order (yours before correct): its cells as
+    {(row, column): fill} and the (row, column) of its red frames."""
+    out = []
+    for part in markup.split('<g class="heatmap">')[1:]:
+        cells = [(float(x), float(y), float(size), fill) for x, y, size, fill in CELL.findall(part)]
+        left, top = min(x for x, _, _, _ in cells), min(y for _, y, _, _ in cells)
+        size = cells[0][2]
+        where = {(round((y - top) / size), round((x - left) / size)): fill for x, y, _, fill in cells}
+        frames = {(int((float(y) - top) // size), int((float(x) - left) // size))
+                  for x, y in LEAK.findall(part)}
+        out.append((where, frames))
+    return out
+
+
+def lightness(fill):
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def assert_colours_follow(values, cells):
+    """A heavier weight is drawn darker (a sequential colormap): every pair of cells whose
+    numbers differ clearly is ordered the same way by lightness."""
+    flat = [((r, c), v) for r, row in enumerate(values) for c, v in enumerate(row)]
+    assert len({cells[place] for place, _ in flat}) > 1
+    for a, x in flat:
+        for b, y in flat:
+            if x is not None and y is not None and x > y + 0.1:
+                assert lightness(cells[a]) < lightness(cells[b]), (a, x, b, y)
+
+
 def by_target(drawn):
     return {(p.target, p.kind): p for p in drawn}
 
@@ -119,10 +163,23 @@ def test_correct_attention_matches_the_reference_at_the_chapter_sizes(correct_at
 def test_page_draws_each_picture_and_finds_no_leak(correct_attention):
     plan, drawn = correct_attention
     page = feedback_html.feedback_html(result_with(drawn), "id", plan.title)
-    figures = re.findall(r'<figure class="picture" data-kind="(\w+)">.*?(<svg.*?</svg>)', page, re.S)
-    assert [kind for kind, _ in figures] == ["attention_weights", "attention_weights"]
-    for _, svg in figures:
-        assert svg.count("<path") > 20  # the cells are drawn as vector shapes
+    found = figures(page)
+    assert list(found) == ["attention_weights"] and len(found["attention_weights"]) == 2
+    pictures_ = [p for p in drawn if p.kind == "attention_weights"]
+    for picture, markup in zip(pictures_, found["attention_weights"]):
+        data = picture.data
+        heads, t = len(data["student"]), len(data["mask"])
+        blocked = sum(map(sum, data["mask"]))
+        # every weight is a cell, yours and the correct ones; every blocked one is hatched
+        assert markup.count('<rect class="cell"') == 2 * heads * t * t
+        assert markup.count('<path class="blocked"') == 2 * heads * blocked > 0
+        assert 'class="leak"' not in markup
+        drawn_maps = heatmaps(markup)
+        assert len(drawn_maps) == 2 * heads
+        for h in range(heads):
+            assert_colours_follow(data["student"][h], drawn_maps[h][0])
+            assert_colours_follow(data["reference"][h], drawn_maps[heads + h][0])
+        assert "<script" not in markup and "url(" not in markup and " id=" not in markup
     assert "Tidak ada posisi diblokir yang mendapat bobot." in page
     assert page == feedback_html.feedback_html(result_with(drawn), "id", plan.title)  # deterministic
 
@@ -136,7 +193,12 @@ def test_mask_ignored_is_marked_where_blocked_positions_got_weight():
     assert all(mha["reference"][h][r][c] == 0 for h, r, c in blocked)
     page = feedback_html.feedback_html(result_with(drawn), "en", plan.title)
     assert f"{len(blocked)} blocked positions got weight." in page
-    assert page.count('stroke: #cf222e') >= len(blocked)  # each one framed in red
+    # each one framed in red, on the student's heads only, and nothing else is
+    [markup] = [m for m in figures(page)["attention_weights"] if "MultiHeadAttention(" in m]
+    heads = len(mha["student"])
+    frames = {(h, r, c) for h, (_, marked) in enumerate(heatmaps(markup)[:heads]) for r, c in marked}
+    assert frames == set(blocked)
+    assert markup.count('class="leak"') == len(blocked)
 
 
 def test_decoder_without_causal_mask_shows_outputs_that_see_the_future():
@@ -152,7 +214,15 @@ def test_decoder_without_causal_mask_shows_outputs_that_see_the_future():
     cross = found[("DecoderBlock", "attention_weights")].data
     assert cross["mask"] is None and len(cross["student"][0][0]) == plan.chapter.length
     page = feedback_html.feedback_html(result_with(drawn, assignment="decoder"), "en")
-    assert re.search(r"\d+ cells see the future\.", page)
+    seen = {(r, c) for r, c in future if causality["student"][r][c] > causality["threshold"]}
+    assert f"{len(seen)} cells see the future." in page
+    [markup] = figures(page)["causality"]
+    (mine, frames), (correct, none) = heatmaps(markup)
+    assert frames == seen and none == set() and len(mine) == len(correct) == t * t
+    [cross_markup] = figures(page)["attention_weights"]
+    heads = len(cross["student"])
+    assert cross_markup.count('<rect class="cell"') == 2 * heads * t * plan.chapter.length
+    assert "blocked" not in cross_markup  # no mask: nothing hatched
 
 
 def test_correct_decoder_and_positional_encoding():
@@ -164,6 +234,12 @@ def test_correct_decoder_and_positional_encoding():
     assert not close(pe["student"], pe["reference"])
     page = feedback_html.feedback_html(result_with(drawn, assignment="encoder"), "id")
     assert 'data-kind="positional_encoding"' in page and "Selisih terbesar" in page
+    [markup] = figures(page)["positional_encoding"]
+    rows, cols = len(pe["student"]), len(pe["student"][0])
+    assert markup.count('<rect class="cell"') == 3 * rows * cols  # yours, correct, difference
+    (mine, _), (correct, _), (difference, _) = heatmaps(markup)
+    assert mine != correct  # sine and cosine swapped: other colours
+    assert len(set(difference.values())) > 1
 
 
 def test_code_that_cannot_run_gives_no_pictures_and_no_error():
@@ -220,3 +296,35 @@ def test_hidden_cell_output_shows_hints_problems_and_pictures(correct_attention)
     [again] = feedback_html.hidden_cell_output(result, "scaled_dot_product_attention", "id",
                                                shown="Sel 3: SyntaxError")
     assert "SyntaxError" not in again["data"]["text/html"]  # the cell's text shows it already
+
+
+def test_svg_heatmap_escapes_text_and_colours_by_value():
+    evil = '<script>alert("x")</script>&'
+    block = svg.heatmap([[0.0, 1.0], [None, 0.5]], 0, 1, "Blues", title=evil, x_label=evil,
+                        y_label=(evil, "kueri"), blocked=[[False, True], [False, False]],
+                        marked=[[False, True], [False, False]])
+    markup = svg.document(block, evil)
+    assert "<script" not in markup and markup.count("&lt;script&gt;") == 5  # aria-label, title x2, labels
+    assert "&amp;" in markup and '"x"' not in markup
+    [(cells, frames)] = heatmaps(markup)
+    assert len(cells) == 4 and frames == {(0, 1)}
+    assert markup.count('<path class="blocked"') == 1 and ">NaN<" in markup
+    assert lightness(cells[(0, 0)]) > lightness(cells[(1, 1)]) > lightness(cells[(0, 1)])
+    assert cells[(1, 0)] == "#ffffff"  # NaN: no colour, the word NaN
+    assert svg.colour("Blues", 0) == "#f7fbff" and svg.colour("Blues", 1) == "#08306b"
+    assert svg.colour("Blues", -5) == svg.colour("Blues", 0)  # clipped, not extrapolated
+    assert markup.startswith("<svg") and markup == svg.document(block, evil)
+
+
+def test_pictures_are_drawn_in_milliseconds(correct_attention):
+    """The reason the pictures are hand-written SVG: a class of 200 spent minutes in
+    matplotlib. Generous bound (a shared machine); typically ~2 ms per page."""
+    import time
+
+    plan, drawn = correct_attention
+    result = result_with(drawn)
+    feedback_html.feedback_html(result, "id", plan.title)
+    started = time.process_time()
+    for _ in range(10):
+        feedback_html.feedback_html(result, "id", plan.title)
+    assert (time.process_time() - started) / 10 < 0.1
