@@ -1,7 +1,8 @@
 """The submission corpus (tests/corpus, see its README): hand-written correct submissions must get
 full marks, one-bug mutants must lose the points of the check(s) that name their bug and keep the
 points their header says they keep, and get the diagnosis (tests/corpus/README.md, `# diagnosis:`)
-their header names.
+their header names; degenerate submissions earn at most the registry's DEGENERATE_SHARE of each
+target's points, stopped once by the target's gate (autograder/checks/registry.py).
 
 Every file is graded once per session, in a few long-lived grading processes that run in
 parallel (``CORPUS_JOBS``, default: the number of CPUs, at most 4); tests wait only for the files
@@ -27,6 +28,7 @@ import pytest
 from autograder import config
 from autograder import plan as plans
 from autograder.checks import mistakes
+from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -45,7 +47,7 @@ WAIT_SECONDS = 900
 class Entry:
     path: Path
     assignment: str
-    kind: str  # "correct" or "mutant"
+    kind: str  # "correct", "mutant" or "degenerate"
     description: str
     expect_fail: tuple
     expect_pass: tuple
@@ -77,9 +79,9 @@ def parse_entry(path):
             continue
         key, value = match.group(1), match.group(2).strip()
         if key == "corpus":
-            parts = re.match(r"(correct|mutant)\b\s*[—–-]*\s*(.*)$", value)
+            parts = re.match(r"(correct|mutant|degenerate)\b\s*[—–-]*\s*(.*)$", value)
             if not parts:
-                problems.append(f"`# corpus:` must say correct or mutant, got {value!r}")
+                problems.append(f"`# corpus:` must say correct, mutant or degenerate, got {value!r}")
                 continue
             kind, description = parts.group(1), parts.group(2)
         elif key in ("expect-fail", "expect-pass"):
@@ -102,9 +104,9 @@ def parse_entry(path):
                 problems.append(f"`# expect-score-at-most:` needs a percentage, got {value!r}")
             else:
                 bound = float(number.group(1)) / 100
-    expected_kind = {"correct": "correct", "mutants": "mutant"}.get(folder)
+    expected_kind = {"correct": "correct", "mutants": "mutant", "degenerate": "degenerate"}.get(folder)
     if kind is None:
-        problems.append("no `# corpus: correct|mutant — ...` line at the top")
+        problems.append("no `# corpus: correct|mutant|degenerate — ...` line at the top")
     elif kind != expected_kind:
         problems.append(f"header says {kind!r} but the file is in {folder}/")
     if kind == "mutant" and not fail and bound is None:
@@ -113,6 +115,9 @@ def parse_entry(path):
     if kind == "correct" and (fail or keep or messages or bound is not None or diagnosis):
         problems.append("a correct submission must get full marks and no diagnosis: no expect-* "
                         "or diagnosis lines")
+    if kind == "degenerate" and (fail or keep or messages or bound is not None or diagnosis):
+        problems.append("a degenerate submission is graded by the registry's budget and gates: no "
+                        "expect-* or diagnosis lines")
     both = set(fail) & set(keep)
     if both:
         problems.append(f"checks both in expect-fail and expect-pass: {', '.join(sorted(both))}")
@@ -122,7 +127,7 @@ def parse_entry(path):
 
 def corpus_entries():
     return [parse_entry(p) for p in sorted(CORPUS.glob("*/*/*.py"))
-            if p.parent.name in ("correct", "mutants")]
+            if p.parent.name in ("correct", "mutants", "degenerate")]
 
 
 ENTRIES = corpus_entries()
@@ -155,6 +160,7 @@ import json, sys, traceback
 from pathlib import Path
 from autograder import plan as plans
 from autograder.checks import mistakes
+from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 from autograder.grading import grade
 from autograder.loader import Submission
 
@@ -277,8 +283,10 @@ def _wanted(item, references):
     assignment = params.get("assignment")
     if item.originalname == "test_reference_gets_full_marks":
         return [(assignment, references[assignment])]
-    if item.originalname in ("test_every_check_is_failed_by_some_mutant",
-                             "test_every_diagnosis_is_produced_by_its_mutants"):
+    if item.originalname == "test_every_check_is_failed_by_some_mutant":
+        return [(e.assignment, e.path) for e in ENTRIES
+                if e.assignment == assignment and e.kind in ("mutant", "degenerate")]
+    if item.originalname == "test_every_diagnosis_is_produced_by_its_mutants":
         return [(e.assignment, e.path) for e in ENTRIES if e.assignment == assignment and e.kind == "mutant"]
     if item.originalname == "test_do_nothing_scores_at_most_ten_percent":
         return [(e.assignment, e.path) for e in ENTRIES
@@ -347,6 +355,47 @@ def test_corpus_is_large_enough():
     for assignment in ASSIGNMENTS:
         assert any(e.assignment == assignment and e.kind == "correct" for e in ENTRIES), assignment
         assert any(e.assignment == assignment and e.kind == "mutant" for e in ENTRIES), assignment
+        assert any(e.assignment == assignment and e.kind == "degenerate" for e in ENTRIES), assignment
+
+
+def _behind(checks, gate_id):
+    """Ids of the checks that need ``gate_id``, directly or through other checks."""
+    found = {gate_id}
+    for check in checks:  # declared after what they need
+        if any(n in found for n in check.needs):
+            found.add(check.id)
+    return found - {gate_id}
+
+
+@pytest.mark.parametrize("source", ["registry", "course"])
+def test_degenerate_code_earns_at_most_its_share_of_every_target(source):
+    """Fast (no grading): the rule in autograder/checks/registry.py, computed from the registry
+    (and from the course's plan, which may override points) for every target: exactly one gate,
+    which needs only checks that degenerate code may pass, and what degenerate code can still
+    earn (the checks not behind the gate, plus the gate) is at most DEGENERATE_SHARE."""
+    problems = []
+    for assignment in ASSIGNMENTS:
+        checks = declared(assignment) if source == "registry" else plans.resolve(COURSE, assignment).checks
+        by_id = {c.id: c for c in checks}
+        for target in dict.fromkeys(c.target for c in checks):
+            found = gates(checks, target)
+            if len(found) != 1:
+                problems.append(f"{assignment}/{target}: {len(found)} gates (checks of category "
+                                f"'sensitivity'), expected exactly one")
+                continue
+            gate = found[0]
+            behind = _behind(checks, gate.id)
+            foreign = [n for n in gate.needs if by_id[n].target != target]
+            if foreign:
+                problems.append(f"{gate.id} needs checks of another target: {foreign}")
+            free, total = degenerate_points(checks, target)
+            if free > DEGENERATE_SHARE * total + 1e-9:
+                loose = [f"{c.id} ({c.points:g})" for c in checks
+                         if c.target == target and c.id != gate.id and c.id not in behind]
+                problems.append(f"{assignment}/{target}: degenerate code can earn {free:g} of {total:g} "
+                                f"points (> {DEGENERATE_SHARE:.0%}): {gate.id} ({gate.points:g}) and the "
+                                f"checks not behind it: {', '.join(loose)}")
+    assert not problems, "\n".join(problems)
 
 
 def test_headers_are_valid_and_name_registered_checks():
@@ -373,6 +422,9 @@ def test_corpus_submission(entry, grader):
     errors = [c for c, o in outcomes.items() if o["status"] == "error"]
     assert not errors, (f"{entry.name}: internal grader error in {', '.join(errors)}\n"
                         + describe(result))
+    if entry.kind == "degenerate":
+        expect_degenerate_verdict(entry, result)
+        return
     if entry.kind == "correct":
         assert result["max_score"] > 0
         assert not result["problems"], f"{entry.name}: load problems\n" + describe(result)
@@ -414,6 +466,29 @@ def test_corpus_submission(entry, grader):
                        + "\n" + describe(result))
 
 
+def expect_degenerate_verdict(entry, result):
+    """Every target of a degenerate submission earns at most DEGENERATE_SHARE of its points; its
+    gate fails and names the root once: every check behind the gate is skipped, none fails on
+    its own."""
+    checks = plans.resolve(COURSE, entry.assignment).checks
+    outcomes = result["outcomes"]
+    wrong = []
+    for target in dict.fromkeys(c.target for c in checks):
+        mine = [c for c in checks if c.target == target]
+        earned, total = sum(outcomes[c.id]["score"] for c in mine), sum(c.points for c in mine)
+        if earned > DEGENERATE_SHARE * total + 1e-9:
+            wrong.append(f"{target}: {earned:g} of {total:g} points (> {DEGENERATE_SHARE:.0%})")
+        for gate in gates(checks, target):
+            if outcomes[gate.id]["status"] != "failed":
+                wrong.append(f"{target}: its gate {gate.id} {outcomes[gate.id]['status']} (it must fail)")
+                continue
+            loud = [c for c in sorted(_behind(checks, gate.id)) if outcomes[c]["status"] != "skipped"]
+            if loud:
+                wrong.append(f"{target}: behind {gate.id}, these were not skipped: {', '.join(loud)}")
+    assert not wrong, (f"degenerate {entry.name} ({entry.description}):\n  " + "\n  ".join(wrong)
+                       + "\n" + describe(result, only_lost=False))
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_reference_gets_full_marks(assignment, grader, references):
     require_checks(assignment)
@@ -447,11 +522,11 @@ def test_every_check_is_failed_by_some_mutant(assignment, grader):
     ids = require_checks(assignment)
     failed = set()
     for entry in ENTRIES:
-        if entry.assignment == assignment and entry.kind == "mutant":
+        if entry.assignment == assignment and entry.kind in ("mutant", "degenerate"):
             outcomes = grader.result(assignment, entry.path)["outcomes"]
             failed |= {c for c, o in outcomes.items() if o["status"] == "failed"}
     uncovered = [c for c in ids if c not in failed]
-    assert not uncovered, (f"no mutant of {assignment!r} fails these checks (add one per check): "
+    assert not uncovered, (f"no mutant or degenerate file of {assignment!r} fails these checks (add one per check): "
                            f"{', '.join(uncovered)}")
 
 

@@ -3,7 +3,8 @@ process). Check modules import from here, never from each other."""
 
 import torch
 
-from autograder.checks.registry import OUTPUT, fail
+from autograder.checks.registry import OUTPUT, WEIGHTS, fail, label
+from autograder.sandbox.wire import RemoteTensor
 from autograder.texts import bilingual
 
 
@@ -102,11 +103,14 @@ def _is_tensor(value):
 
 
 def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
-    """Every parameter and each listed input receives a (finite) gradient from the output."""
+    """Every parameter receives a gradient from the output, and the gradient reaching each
+    listed input is the one the function's own math implies: autograd agrees with a central
+    finite difference of <cotangent, output> (a non-zero but cut or wrong gradient does not
+    pass). Independent of the values' agreement with the reference, so a numeric bug is not
+    charged here."""
     param_grads, input_grads = ctx.session.grad(target, cotangent, *args, **(kwargs or {}))
     dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
-    dead += [f"input {i + 1}" for i in inputs
-             if i >= len(input_grads) or not _is_tensor(input_grads[i]) or not input_grads[i].abs().sum() > 0]
+    dead += [f"input {i + 1}" for i in inputs if i >= len(input_grads) or not _is_tensor(input_grads[i])]
     if dead:
         fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
                        "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
@@ -116,6 +120,17 @@ def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
     if not all(bool(torch.isfinite(g).all()) for g in grads):
         fail(bilingual("Gradien berisi NaN atau inf (sering karena satu baris attention diblokir seluruhnya).",
                        "Gradients contain NaN or inf (often because a whole attention row is blocked)."))
+    if _changes_its_inputs(ctx, target, args, kwargs or {}):
+        return  # finite differences mean nothing then; the no_inplace check names that bug
+    wrong = [i for i in _inconsistent_inputs(ctx, target, args, kwargs or {}, cotangent, input_grads)
+             if i in inputs]
+    if wrong:
+        fail(bilingual(f"Gradien untuk masukan ke-{wrong[0] + 1} tidak sesuai dengan perubahan keluaran "
+                       "yang sebenarnya: sebagian perhitungan terputus dari graf komputasi "
+                       "(`.detach()`, `.data`, `torch.no_grad()`).",
+                       f"The gradient reaching input number {wrong[0] + 1} does not match how the "
+                       "output really changes: part of the computation is cut from the computation "
+                       "graph (`.detach()`, `.data`, `torch.no_grad()`)."))
 
 
 def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
@@ -164,6 +179,13 @@ def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
                        f"The gradient reaching input number {index + 1} does not match how the "
                        "output really changes: part of forward is cut from the computation graph "
                        "(`torch.no_grad()`, `.detach()`, `.data`)."))
+
+
+def _changes_its_inputs(ctx, target, args, kwargs):
+    _, after = ctx.session.call_returning_inputs(target, *args, **kwargs)
+    return any(_is_tensor(before) and not (_is_tensor(now) and now.shape == before.shape
+                                           and torch.equal(now, before))
+               for before, now in zip(args, after))
 
 
 def _inconsistent_inputs(ctx, target, args, kwargs, cotangent, input_grads):
@@ -219,7 +241,6 @@ def expect_batch_independent(ctx, target, args, kwargs=None, vary=(0,), call=Non
         results = [call(target, *args, **kwargs), call(target, *args, **kwargs),
                    call(target, *changed, **kwargs)]
     out = first_output(ctx, results[0], OUTPUT)
-    ctx.expect_nontrivial(out, *args)
     again = first_output(ctx, results[1], OUTPUT)
     if again.shape != out.shape or not torch.equal(again, out):
         fail(bilingual("Dua panggilan dengan masukan yang sama memberi hasil berbeda dalam mode eval: "
@@ -280,16 +301,32 @@ def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function
 def expect_float64(ctx, out64, out32, ref64, ref32, what):
     """After .double() the student's code must compute in float64. Where its float32 result
     already matches the reference, the float64 one must match to float64 precision; where it
-    does not (graded by the numeric checks), float64 must at least compute the same thing."""
+    does not (graded by the numeric checks), float64 must compute the same thing, in float64
+    (``expect_float64_precision``)."""
     ctx.tensor(out64, what, dtype=torch.float64)
     ctx.tensor(out32, what, shape=out64.shape)
     if ctx.close(out32, ref32):
         ctx.expect_close(out64, ref64, what, "float64")
-    elif not ctx.close(out64, out32.double(), "float32"):
+    else:
+        expect_float64_precision(ctx, out64, out32)
+
+
+def expect_float64_precision(ctx, out64, out32):
+    """``out64`` (a float64 run) computes what ``out32`` (the float32 run of the same code)
+    does, and really in float64: a result that is only float32's cast to float64 (the same
+    numbers to the last bit) is float32 in disguise."""
+    if not ctx.same(out64, out32.to(torch.float64)):
         fail(bilingual("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
                        "yang bergantung pada dtype.",
                        "The float64 result differs from the float32 result of the same module; some "
                        "part depends on the dtype."))
+    finite = torch.isfinite(out64)
+    if bool(finite.any()) and torch.equal(out64[finite], out32.to(torch.float64)[finite]) and bool(
+            (out32[finite] != out32[finite].round()).any()):
+        fail(bilingual("Hasil dalam float64 sama persis dengan hasil float32 yang diubah ke float64: "
+                       "perhitungannya masih dilakukan dalam float32.",
+                       "The float64 result is exactly the float32 result cast to float64: the "
+                       "computation still runs in float32."))
 
 
 # -- parameter shapes the contract fixes ---------------------------------------------------
@@ -329,27 +366,44 @@ def expect_rows_sum_to_one(ctx, weights):
 
 
 def expect_masked(ctx, weights, mask):
-    """Blocked positions get weight 0; an inverted convention is named as such."""
-    weights = weights.nan_to_num(0.0)  # a row with every key blocked is NaN with -inf
+    """Blocked positions get weight 0; an inverted convention is named as such. The masks used
+    here leave every row some key, so NaN is never the -inf of a row with every key blocked:
+    it is not read as 0."""
     mask = mask.expand_as(weights)
+    finite = bool(torch.isfinite(weights).all())
     blocked = weights[mask]
-    if blocked.numel() and float(blocked.abs().max()) <= 1e-9:
-        return
+    if blocked.numel() and _all_zero(blocked):
+        if finite:
+            return
+        fail(_NAN_WEIGHTS)
     # Under an inverted mask, rows without any True have every key blocked: their weights
     # are NaN (-inf) or uniform (-1e9), so only the other rows can show the inversion.
     inverted_rows = mask.any(dim=-1, keepdim=True).expand_as(mask)
     allowed = weights[~mask & inverted_rows]
-    if allowed.numel() and float(allowed.abs().max()) <= 1e-9:
+    if allowed.numel() and _all_zero(allowed):
         fail(bilingual("Mask terbalik: posisi bernilai True justru diperhatikan dan posisi False "
                        "diblokir. Di tugas ini True berarti DIBLOKIR (seperti "
                        "`torch.nn.MultiheadAttention`), bukan konvensi `mask == 0` dari salah satu bab.",
                        "Inverted mask: positions that are True are attended to and False ones are "
                        "blocked. Here True means BLOCKED (as in `torch.nn.MultiheadAttention`), not "
                        "the `mask == 0` convention of one chapter."))
+    if not finite:
+        fail(_NAN_WEIGHTS)
     fail(bilingual("Posisi yang diblokir mask masih mendapat bobot attention tidak nol. Terapkan "
                    "mask pada skor sebelum softmax.",
                    "Blocked positions still get a non-zero attention weight. Apply the mask to the "
                    "scores before the softmax."))
+
+
+_NAN_WEIGHTS = bilingual(
+    "Bobot attention berisi NaN atau inf, padahal setiap baris mask masih menyisakan kunci yang "
+    "boleh dilihat: posisi yang diblokir harus berbobot 0, bukan NaN.",
+    "The attention weights contain NaN or inf although every row of the mask leaves some key "
+    "visible: blocked positions must get weight 0, not NaN.")
+
+
+def _all_zero(values):
+    return bool(torch.isfinite(values).all()) and float(values.abs().max()) <= 1e-9
 
 
 def padding_mask(batch, length, blocked_per_item):
@@ -386,3 +440,104 @@ def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
                        "posisi yang diblokir masih ikut dihitung.",
                        "The output changes when the values (v) of blocked keys change: blocked "
                        "positions still contribute."))
+
+
+# -- the gate: does the code compute at all? ---------------------------------------------------
+# Every target has one check of category "sensitivity" (the registry's docstring says why): it
+# fails only for degenerate code (an output that ignores an input it must depend on, is the
+# input itself, or holds nothing but NaN or inf), never for disagreeing with the reference.
+GATE_TAIL = bilingual(" Pemeriksaan lain untuk bagian ini baru dinilai setelah pemeriksaan ini lulus.",
+                      " The other checks of this part are graded only once this one passes.")
+HINT_GATE = bilingual(
+    "Poin sifat-sifat (bentuk, masking, gradien, batch, dtype, ...) hanya diberikan untuk kode yang "
+    "benar-benar menghitung: keluarannya berhingga (bukan NaN atau inf) dan berubah ketika "
+    "masukannya berubah. Selesaikan perhitungannya lebih dahulu.",
+    "The points for properties (shapes, masking, gradients, batch, dtype, ...) go only to code "
+    "that really computes: its output is finite (not NaN or inf) and changes when its inputs "
+    "change. Finish the computation first.")
+HINT_GATE_BLOCK = bilingual(
+    HINT_GATE.id + " Blok ini memakai sub-layer Anda sendiri: bila salah satunya hanya "
+    "menghasilkan NaN atau nilai tetap, blok pun demikian.",
+    HINT_GATE.en + " This block uses your own sub-layers: when one of them only produces NaN or "
+    "fixed values, so does the block.")
+
+
+def computes(ctx, run):
+    """Run the gate's verdicts (``run()``); an error raised by the student's code is not a
+    verdict of degeneracy but a bug of its own, which the checks after the gate name."""
+    try:
+        run()
+    except ctx.StudentError:
+        return
+
+
+def tensors(result, count):
+    """The ``count`` tensors a call returned (a tensor, or a tuple or list starting with them),
+    or None when it returned something else (the shape checks name that)."""
+    items = list(result) if isinstance(result, (tuple, list)) else [result]
+    items = items[:count]
+    if len(items) < count or not all(_is_tensor(t) and not isinstance(t, RemoteTensor) for t in items):
+        return None
+    return items
+
+
+def differs(a, b, tol=1e-5):
+    """The same output for two inputs differs somewhere both are finite (or in shape)."""
+    if a.shape != b.shape:
+        return True
+    both = torch.isfinite(a) & torch.isfinite(b)
+    return bool(both.any()) and float((a.double() - b.double())[both].abs().max()) > tol
+
+
+def expect_finite_somewhere(value, what):
+    w_id, w_en = label(what)
+    if value.numel() and not bool(torch.isfinite(value).any()):
+        fail(bilingual(f"{w_id} hanya berisi NaN atau inf." + GATE_TAIL.id,
+                       f"Every value of {w_en[:1].lower() + w_en[1:]} is NaN or inf." + GATE_TAIL.en))
+
+
+def expect_depends(base, changed, what, on):
+    """``base`` and ``changed``: the output ``what`` for inputs that differ only in ``on``, an
+    (input, verdict) pair of Bilingual, e.g. ("kueri (query) q", "q diabaikan")."""
+    if not differs(base, changed):
+        w_id, w_en = label(what)
+        (o_id, o_en), (s_id, s_en) = label(on[0]), label(on[1])
+        fail(bilingual(f"{w_id} tetap sama persis ketika {o_id} diganti dengan angka lain: {s_id}."
+                       + GATE_TAIL.id,
+                       f"Replacing {o_en} with other numbers leaves {w_en[:1].lower() + w_en[1:]} exactly "
+                       f"as before: {s_en}." + GATE_TAIL.en))
+
+
+def expect_not_identity(out, x, out2, x2, moved_otherwise=False):
+    """out - x depends on x (unless ``moved_otherwise``: the output already responds to another
+    input): forward does more than return x, plus something fixed."""
+    if moved_otherwise or out.shape != x.shape or out2.shape != x2.shape:
+        return
+    if not differs(out - x, out2 - x2):
+        fail(bilingual("Keluaran dikurangi masukannya (keluaran − x) tidak bergantung pada x: forward "
+                       "hanya mengembalikan x, mungkin ditambah sesuatu yang tetap." + GATE_TAIL.id,
+                       "The output minus the input (output − x) does not depend on x: forward only "
+                       "returns x, perhaps plus something fixed." + GATE_TAIL.en))
+
+
+QUERY = (bilingual("kueri (query) q", "the query q"), bilingual("q diabaikan", "q is ignored"))
+KEY = (bilingual("kunci (key) k", "the key k"), bilingual("k diabaikan", "k is ignored"))
+VALUE = (bilingual("nilai (value) v", "the value v"), bilingual("v diabaikan", "v is ignored"))
+X = ("x", bilingual("x diabaikan", "x is ignored"))
+BOTH = bilingual("Keluaran maupun bobot attention", "The output and the attention weights")
+
+
+def expect_attention_computes(ctx, results):
+    """The gate of an attention (function or module): ``results`` of calls on (q, k, v),
+    (q', k, v), (q, k', v), (q, k, v'). What it returns responds to each of q, k and v (in
+    whichever order it returns output and weights: a swapped pair is the shape check's
+    business), and neither item is NaN or inf everywhere."""
+    pairs = [tensors(r, 2) for r in results]
+    if any(p is None for p in pairs):
+        return
+    (out, weights), *changed = pairs
+    expect_finite_somewhere(weights, WEIGHTS)
+    expect_finite_somewhere(out, OUTPUT)
+    for (out2, weights2), on in zip(changed, (QUERY, KEY, VALUE)):
+        if not (differs(out, out2) or differs(weights, weights2)):
+            expect_depends(out, out2, BOTH, on)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 import solutions
+from autograder.checks.common import expect_float64_precision
 from autograder.checks.registry import CheckFailed, fail, label
 from autograder.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
@@ -188,15 +189,12 @@ class Context:
         """A block after .double(), graded from its float32 run (``out32``; ``holds32``: its
         wiring held). Where the float32 wiring holds, ``grade64()`` (the wiring graded at
         float64 tolerance; returns the float64 output) must pass and the output be float64;
-        where it does not (the wiring checks say so), float64 must at least compute what
-        float32 does (``run64()`` is the float64 output)."""
+        where it does not (the wiring checks say so), float64 must compute what float32 does,
+        in float64 (``run64()`` is the float64 output)."""
         if not holds32:
             out64 = self.tensor(run64(), what, dtype=torch.float64)
-            if not self.same(out64, out32.to(torch.float64)):
-                fail(bilingual("Hasil dalam float64 berbeda dari hasil float32 modul yang sama; ada bagian "
-                               "yang bergantung pada dtype.",
-                               "The float64 result differs from the float32 result of the same module; "
-                               "some part depends on the dtype."))
+            self.tensor(out32, what, shape=out64.shape)
+            expect_float64_precision(self, out64, out32)
             return
         try:
             out64 = grade64()
@@ -245,28 +243,6 @@ class Context:
             w_id, w_en = label(what)
             fail(bilingual(f"{w_id} tidak sama dengan solusi acuan (selisih maksimum {worst}).",
                            f"{w_en}: mismatch with the reference (largest difference {worst})."))
-
-    def expect_nontrivial(self, output, *inputs):
-        """Property checks award points only for an output that really computes something."""
-        reason = trivial_reason(output, inputs)
-        if reason:
-            fail(bilingual(f"Keluaran tampak trivial ({reason['id']}), jadi sifat ini tidak dapat "
-                           "dinilai. Lengkapi implementasinya terlebih dahulu.",
-                           f"The output looks trivial ({reason['en']}), so this property cannot be "
-                           "credited. Complete the implementation first."))
-
-
-def trivial_reason(output, inputs=()):
-    if not bool(torch.isfinite(output).all()):
-        return bilingual("berisi NaN atau inf — sering karena semua kunci pada satu baris diblokir",
-                         "it contains NaN or inf — often because every key of a row is blocked")
-    if output.numel() > 1 and float(output.double().std()) < 1e-7:
-        return bilingual("semua nilainya sama", "all its values are equal")
-    for tensor in inputs:
-        if isinstance(tensor, torch.Tensor) and tensor.shape == output.shape and torch.allclose(
-                output.double(), tensor.double(), atol=1e-6):
-            return bilingual("sama dengan masukannya", "it equals its input")
-    return None
 
 
 def _parameters(module):

@@ -16,7 +16,11 @@ causal_mask it calls). What each check uses:
 - properties (``dec.shape``, ``dec.causality``, ``dec.memory_path``, ``dec.batch_independence``,
   ``dec.no_inplace``): the block as written;
 - ``dec.gradient_flow``: the block as written, its sub-layers recorded to tell a cut in the
-  block from one inside a sub-layer; ``dec.device_agnostic``: the block on the meta device.
+  block from one inside a sub-layer; ``dec.device_agnostic``: the block on the meta device;
+- ``dec.sensitivity``, the gate every other check except ``dec.present`` and ``dec.construct``
+  stands behind (registry.py): the block as written, with stand-ins for broken sub-layers; its
+  output must respond to x or the memory, differ from x plus something fixed, and not be NaN
+  everywhere (ignoring only the memory is one bug, named by ``dec.memory_path``).
 
 Wherever the block runs with recording, a sub-layer that raises or returns another form than
 the contract's hands the block a check-made stand-in of the right shape instead.
@@ -25,9 +29,10 @@ the contract's hands the block a check-made stand-in of the right shape instead.
 import torch
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_gradients_consistent, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
-    layernorm_shapes, mha_shapes,
+    HINT_GATE_BLOCK, X, computes, differs, expect_batch_independent, expect_depends,
+    expect_finite_somewhere, expect_gradients_consistent, expect_inputs_untouched,
+    expect_not_identity, expect_param_count, expect_present, expect_runs_on_meta, expect_submodules,
+    ffn_shapes, layernorm_shapes, mha_shapes, tensors,
 )
 from autograder.checks.context import MISSING, blocked, expect_heads, layer_norm, only_call
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
@@ -148,7 +153,7 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
         if ctx.same(q, h, tolerance):
             fail(bilingual("Blok decoder tidak menormalkan h dengan ln2 sebelum cross-attention.",
                            "The decoder block does not normalise h with ln2 before cross-attention."))
-        fail(bilingual("Kueri self.cross_attn bukan ln2(h) dengan h = x + self_attn(...)[0].",
+        fail(bilingual("Kueri (query) self.cross_attn bukan ln2(h) dengan h = x + self_attn(...)[0].",
                        "The query of self.cross_attn is not ln2(h) with h = x + self_attn(...)[0]."))
     for value in (k, v):
         if not ctx.same(value, layer_norm(memory, ref.ln2), tolerance):
@@ -158,7 +163,7 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
             if ctx.same(value, layer_norm(memory, ref.ln1), tolerance):
                 fail(bilingual("Blok decoder menormalkan memori dengan ln1, bukan ln2.",
                                "The decoder block normalises the memory with ln1 instead of ln2."))
-            fail(bilingual("Kunci dan nilai self.cross_attn bukan m = ln2(memory).",
+            fail(bilingual("Kunci (key) dan nilai (value) self.cross_attn bukan m = ln2(memory).",
                            "The keys and values of self.cross_attn are not m = ln2(memory)."))
     passed = blocked(mask, (b, heads, t_dec, t_src))
     if passed is None or passed.any():
@@ -197,7 +202,7 @@ def expect_wired(ctx, run, ref, x, memory, heads, tolerance="float32"):
 
 
 @check("dec.present", assignment="decoder", target=DEC, category="api", points=1,
-       title=bilingual("Class DecoderBlock(nn.Module) ada", "Class DecoderBlock(nn.Module) exists"),
+       title=bilingual("Kelas DecoderBlock(nn.Module) tersedia", "Class DecoderBlock(nn.Module) exists"),
        hint=bilingual("`class DecoderBlock(nn.Module)` dengan `__init__(self, d_model, num_heads, d_ff)` "
                       "dan `forward(self, x, memory)`.",
                       "`class DecoderBlock(nn.Module)` with `__init__(self, d_model, num_heads, d_ff)` "
@@ -220,9 +225,38 @@ def dec_construct(ctx):
                             "ln1": "LayerNorm", "ln2": "LayerNorm", "ln3": "LayerNorm"})
 
 
+@check("dec.sensitivity", assignment="decoder", target=DEC, category="sensitivity", points=0,
+       needs=("dec.construct",),
+       title=bilingual("Keluaran bergantung pada masukan dan bukan x itu sendiri",
+                       "The output depends on the inputs and is not x itself"), hint=HINT_GATE_BLOCK)
+def dec_sensitivity(ctx):
+    """Degenerate: an output that ignores x and the memory alike, is x (plus something fixed),
+    or is NaN everywhere. Ignoring only the memory is one bug, which dec.memory_path names."""
+    c = ctx.chapter
+    (x, memory), (x2, memory2) = decoder_inputs(ctx, c), decoder_inputs(ctx, c)
+    offered = standins(ctx, x, memory, c.num_heads)  # the same stand-ins for every input
+
+    def run():
+        obj = ctx.new(DEC, *dec_args(c))
+        runs = ctx.record_many([block_run(ctx, obj, a, m, c.num_heads, offered)
+                                for a, m in ((x, memory), (x2, memory), (x, memory2))])
+        outs = [tensors(result, 1) for result, _ in runs]
+        if None in outs:
+            return  # another form: dec.shape names it
+        (out,), (out_x,), (out_m,) = outs
+        expect_finite_somewhere(out, OUTPUT)
+        by_memory = differs(out, out_m)
+        if not by_memory:
+            expect_depends(out, out_x, OUTPUT, (bilingual("x atau memori", "x or the memory"),
+                                                 bilingual("keduanya diabaikan", "both are ignored")))
+        expect_not_identity(out, x, out_x, x2, moved_otherwise=by_memory)
+    computes(ctx, run)
+
+
 @check("dec.param_count", assignment="decoder", target=DEC, category="param_count", points=2,
-       needs=("dec.construct",), title=bilingual("Jumlah parameter (3344 untuk 16/4/32)",
-                                                 "Parameter count (3344 for 16/4/32)"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Jumlah parameter (3344 untuk 16/4/32)",
+                       "Parameter count (3344 for 16/4/32)"),
        hint=bilingual("2 × 1088 (self dan cross attention) + 1072 (FFN) + 3 × 32 (LayerNorm) = 3344.",
                       "2 × 1088 (self and cross attention) + 1072 (FFN) + 3 × 32 (LayerNorms) = 3344."))
 def dec_param_count(ctx):
@@ -234,7 +268,8 @@ def dec_param_count(ctx):
         expect_param_count(ctx, obj, shapes, "DecoderBlock({}, {}, {})".format(*dec_args(sizes)))
 
 
-@check("dec.shape", assignment="decoder", target=DEC, category="shape", points=1, needs=("dec.construct",),
+@check("dec.shape", assignment="decoder", target=DEC, category="shape", points=1,
+       needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Bentuk keluaran (B, Tdec, D) dan bobot cross (B, H, Tdec, Tsrc)",
                        "Shapes of output (B, Tdec, D) and cross weights (B, H, Tdec, Tsrc)"), hint=HINT_DEC)
 def dec_shape(ctx):
@@ -244,11 +279,10 @@ def dec_shape(ctx):
     out, weights = recorded_forward(ctx, obj, x, memory, c.num_heads)
     ctx.tensor(out, OUTPUT, shape=x.shape)
     ctx.tensor(weights, CROSS, shape=(c.batch, c.num_heads, c.decoder_length, c.length))
-    ctx.expect_nontrivial(out, x)
 
 
 @check("dec.wiring", assignment="decoder", target=DEC, category="numeric_vs_reference", points=3,
-       needs=("dec.construct",),
+       needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Susunan blok decoder benar", "The decoder block's wiring is correct"),
        hint=HINT_DEC)
 def dec_wiring(ctx):
@@ -259,8 +293,9 @@ def dec_wiring(ctx):
 
 
 @check("dec.integration", assignment="decoder", target=DEC, category="numeric_vs_reference", points=2,
-       needs=("dec.construct",), title=bilingual("Blok utuh dengan sub-layer Anda sendiri",
-                                                 "The whole block with your own sub-layers"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Blok utuh dengan sub-layer Anda sendiri",
+                       "The whole block with your own sub-layers"),
        hint=bilingual("Blok lengkap dengan sub-layer Anda sendiri harus sama dengan solusi acuan. Jika "
                       "dec.wiring lulus tetapi ini tidak, kesalahannya ada di sub-layer.",
                       "The complete block with your own sub-layers must match the reference. If "
@@ -275,8 +310,9 @@ def dec_integration(ctx):
 
 
 @check("dec.causality", assignment="decoder", target=DEC, category="causality", points=3,
-       needs=("dec.construct",), title=bilingual("Kausal: token tidak melihat masa depan",
-                                                 "Causal: tokens do not see the future"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Kausal: token tidak melihat masa depan",
+                       "Causal: tokens do not see the future"),
        hint=bilingual("Self-attention decoder harus memakai mask kausal ukuran Tdec (True di atas "
                       "diagonal), dibuat di device masukan, mis. `causal_mask(T).to(x.device)`.",
                       "The decoder's self-attention must use a causal mask of size Tdec (True above the "
@@ -292,7 +328,6 @@ def dec_causality(ctx):
         changed[:, cut:] += ctx.randn(c.batch, c.decoder_length - cut, c.d_model)
         inputs.append((changed, memory))
     (out, _), *others = recorded_forwards(ctx, obj, inputs, c.num_heads, offered)
-    ctx.expect_nontrivial(out, x)
     tol = ctx.tolerance("property")
     for cut, (out2, _) in enumerate(others):
         if out2.shape != out.shape:
@@ -308,9 +343,10 @@ def dec_causality(ctx):
 
 
 @check("dec.memory_path", assignment="decoder", target=DEC, category="memory_path", points=2,
-       needs=("dec.construct",), title=bilingual("Memori encoder memengaruhi keluaran",
-                                                 "The encoder memory affects the output"),
-       hint=bilingual("Cross-attention mengambil kunci dan nilai dari memori encoder: "
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Memori encoder memengaruhi keluaran",
+                       "The encoder memory affects the output"),
+       hint=bilingual("Cross-attention mengambil kunci (key) dan nilai (value) dari memori encoder: "
                       "cross_attn(ln2(h), m, m) dengan m = ln2(memory).",
                       "Cross-attention takes keys and values from the encoder memory: "
                       "cross_attn(ln2(h), m, m) with m = ln2(memory)."))
@@ -325,7 +361,6 @@ def dec_memory_path(ctx):
         changed[:, position] += ctx.randn(c.batch, c.d_model)
         inputs.append((x, changed))
     (out, _), *others = recorded_forwards(ctx, obj, inputs, c.num_heads, offered)
-    ctx.expect_nontrivial(out, x)
     for position, (out2, _) in enumerate(others):
         if out2.shape != out.shape or (out2 - out).abs().max() < 1e-4:
             fail(bilingual(f"Mengubah token memori posisi {position} tidak mengubah keluaran decoder: "
@@ -335,8 +370,9 @@ def dec_memory_path(ctx):
 
 
 @check("dec.cross_weights", assignment="decoder", target=DEC, category="rows_sum_to_one", points=2,
-       needs=("dec.construct",), title=bilingual("Bobot cross-attention yang dikembalikan benar",
-                                                 "The returned cross-attention weights are right"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Bobot cross-attention yang dikembalikan benar",
+                       "The returned cross-attention weights are right"),
        hint=bilingual("Kembalikan bobot dari cross_attn (B, H, Tdec, Tsrc), bukan dari self_attn; "
                       "tiap baris berjumlah 1.",
                       "Return the weights of cross_attn (B, H, Tdec, Tsrc), not those of self_attn; "
@@ -358,7 +394,8 @@ def dec_cross_weights(ctx):
                        "The weights returned are not the weights self.cross_attn returned."))
 
 
-@check("dec.float64", assignment="decoder", target=DEC, category="dtype", points=1, needs=("dec.construct",),
+@check("dec.float64", assignment="decoder", target=DEC, category="dtype", points=1,
+       needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Bekerja setelah .double()", "Works after .double()"),
        hint=bilingual("Jangan menetapkan dtype di dalam blok.", "Do not hard-code a dtype inside the block."))
 def dec_float64(ctx):
@@ -382,8 +419,9 @@ def dec_float64(ctx):
 
 
 @check("dec.hidden_config", assignment="decoder", target=DEC, category="hidden_config", points=2,
-       needs=("dec.construct",), title=bilingual("Benar pada ukuran lain (tersembunyi)",
-                                                 "Correct on other (hidden) sizes"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Benar pada ukuran lain (tersembunyi)",
+                       "Correct on other (hidden) sizes"),
        hint=bilingual("Jangan menulis ukuran secara tetap; mask kausal harus berukuran Tdec dari masukan.",
                       "Do not hard-code sizes; the causal mask must have the input's Tdec."))
 def dec_hidden_config(ctx):
@@ -397,8 +435,9 @@ def dec_hidden_config(ctx):
 
 
 @check("dec.gradient_flow", assignment="decoder", target=DEC, category="gradient_flow", points=1,
-       needs=("dec.construct",), title=bilingual("Gradien mengalir ke x, memori dan LayerNorm",
-                                                 "Gradients flow to x, the memory and the LayerNorms"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Gradien mengalir ke x, memori dan LayerNorm",
+                       "Gradients flow to x, the memory and the LayerNorms"),
        hint=bilingual("Jangan memutus graf komputasi (`.detach()`, `.data`, `torch.no_grad()`) di "
                       "forward blok.",
                       "Do not cut the computation graph (`.detach()`, `.data`, `torch.no_grad()`) in the "
@@ -410,7 +449,8 @@ def dec_gradient_flow(ctx):
 
 
 @check("dec.batch_independence", assignment="decoder", target=DEC, category="batch_independence", points=1,
-       needs=("dec.construct",), title=bilingual("Item batch saling bebas", "Batch items are independent"),
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Item batch saling bebas", "Batch items are independent"),
        hint=bilingual("Tidak ada operasi yang mencampur item batch.", "No operation may mix batch items."))
 def dec_batch_independence(ctx):
     c = ctx.chapter
@@ -424,7 +464,8 @@ def dec_batch_independence(ctx):
     expect_batch_independent(ctx, obj, (x, memory), vary=(0, 1), call_many=call_many)
 
 
-@check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1, needs=("dec.construct",),
+@check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1,
+       needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
        hint=bilingual("Jangan mengubah x atau memory di tempat (`x += ...`).",
                       "Do not modify x or memory in place (`x += ...`)."))
@@ -439,8 +480,10 @@ def dec_no_inplace(ctx):
 
 
 @check("dec.device_agnostic", assignment="decoder", target=DEC, category="device_agnostic", points=1,
-       needs=("dec.construct",), title=bilingual("Tidak terikat pada satu device", "Not tied to one device"),
-       hint=bilingual("Mask kausal harus dibuat di device masukan: `causal_mask(T).to(x.device)`.",
+       needs=("dec.construct", "dec.sensitivity"),
+       title=bilingual("Tidak terikat pada satu perangkat (device)", "Not tied to one device"),
+       hint=bilingual("Mask kausal harus dibuat di perangkat (device) masukan: "
+                      "`causal_mask(T).to(x.device)`.",
                       "The causal mask must be made on the input's device: `causal_mask(T).to(x.device)`."))
 def dec_device_agnostic(ctx):
     expect_runs_on_meta(ctx, DEC, dec_args(ctx.chapter), decoder_inputs(ctx, ctx.chapter))

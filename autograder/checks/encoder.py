@@ -4,10 +4,11 @@
 import torch
 
 from autograder.checks.common import (
-    expect_batch_independent, expect_float64, expect_gradient_flow, expect_inputs_untouched,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
+    GATE_TAIL, HINT_GATE, X, computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
+    expect_float64, expect_gradient_flow, expect_inputs_untouched, expect_not_identity,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes, tensors,
 )
-from autograder.checks.registry import OUTPUT, check
+from autograder.checks.registry import OUTPUT, check, fail
 from autograder.texts import bilingual
 
 PE, FFN = "positional_encoding", "FeedForward"
@@ -29,17 +30,40 @@ def pe_present(ctx):
     expect_present(ctx, PE, "function", 2, signature="positional_encoding(length, d_model)")
 
 
-@check("pe.shape", assignment="encoder", target=PE, category="shape", points=1, needs=("pe.present",),
+@check("pe.sensitivity", assignment="encoder", target=PE, category="sensitivity", points=0,
+       needs=("pe.present",),
+       title=bilingual("Encoding berbeda untuk setiap posisi", "The encoding differs between positions"),
+       hint=HINT_PE)
+def pe_sensitivity(ctx):
+    def run():
+        length, d_model = 6, ctx.chapter.d_model
+        found = tensors(ctx.call(PE, length, d_model), 1)
+        if found is None or found[0].dim() < 2 or found[0].shape[0] < 2:
+            return  # another form or shape: pe.shape names it
+        pe = found[0].double()
+        what = f"positional_encoding({length}, {d_model})"
+        expect_finite_somewhere(pe, what)
+        rows = pe[pe.isfinite().all(dim=-1)] if pe.dim() == 2 else pe
+        if rows.shape[0] < 2 or bool((rows == rows[:1]).all()):
+            fail(bilingual(f"{what} memberi vektor yang sama untuk setiap posisi, jadi posisi token "
+                           "tidak dapat dibedakan." + GATE_TAIL.id,
+                           f"{what} gives every position the same vector, so the positions of tokens "
+                           "cannot be told apart." + GATE_TAIL.en))
+    computes(ctx, run)
+
+
+@check("pe.shape", assignment="encoder", target=PE, category="shape", points=1,
+       needs=("pe.present", "pe.sensitivity"),
        title=bilingual("Bentuk (length, d_model)", "Shape (length, d_model)"), hint=HINT_PE)
 def pe_shape(ctx):
     other = next(d for d in (10, 12, 14) if d not in (ctx.hidden.d_model, ctx.chapter.d_model))
     for length, d_model in ((ctx.chapter.length, ctx.chapter.d_model), (11, other)):
-        pe = ctx.tensor(ctx.call(PE, length, d_model), f"positional_encoding({length}, {d_model})",
-                        shape=(length, d_model))
-        ctx.expect_nontrivial(pe)
+        ctx.tensor(ctx.call(PE, length, d_model), f"positional_encoding({length}, {d_model})",
+                   shape=(length, d_model))
 
 
-@check("pe.dtype", assignment="encoder", target=PE, category="dtype", points=1, needs=("pe.present",),
+@check("pe.dtype", assignment="encoder", target=PE, category="dtype", points=1,
+       needs=("pe.present", "pe.sensitivity"),
        title=bilingual("Bertipe float32", "Has dtype float32"), hint=HINT_PE)
 def pe_dtype(ctx):
     d_model = ctx.chapter.d_model
@@ -83,8 +107,27 @@ def ffn_construct(ctx):
     expect_submodules(obj, {"l1": "Linear", "l2": "Linear"})
 
 
+@check("ffn.sensitivity", assignment="encoder", target=FFN, category="sensitivity", points=0,
+       needs=("ffn.construct",),
+       title=bilingual("Keluaran bergantung pada x dan bukan x itu sendiri",
+                       "The output depends on x and is not x itself"), hint=HINT_GATE)
+def ffn_sensitivity(ctx):
+    obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
+    x, x2 = (ctx.randn(2, 5, ctx.chapter.d_model, scale=2.0) for _ in range(2))
+
+    def run():
+        outs = [tensors(r, 1) for r, _ in ctx.record_many([{"target": obj, "args": [a]} for a in (x, x2)])]
+        if None in outs:
+            return  # another form: ffn.shape names it
+        (out,), (out2,) = outs
+        expect_finite_somewhere(out, OUTPUT)
+        expect_depends(out, out2, OUTPUT, X)
+        expect_not_identity(out, x, out2, x2)
+    computes(ctx, run)
+
+
 @check("ffn.param_count", assignment="encoder", target=FFN, category="param_count", points=1,
-       needs=("ffn.construct",), title=bilingual("Jumlah parameter (1072 untuk 16/32)",
+       needs=("ffn.construct", "ffn.sensitivity"), title=bilingual("Jumlah parameter (1072 untuk 16/32)",
                                                  "Parameter count (1072 for 16/32)"),
        hint=bilingual("(16·32 + 32) + (32·16 + 16) = 1072.", "(16·32 + 32) + (32·16 + 16) = 1072."))
 def ffn_param_count(ctx):
@@ -103,13 +146,13 @@ def _ffn_pieces(ctx, sizes, dtype=None, batch=None, length=None):
     return obj, ref, x
 
 
-@check("ffn.shape", assignment="encoder", target=FFN, category="shape", points=1, needs=("ffn.construct",),
+@check("ffn.shape", assignment="encoder", target=FFN, category="shape", points=1,
+       needs=("ffn.construct", "ffn.sensitivity"),
        title=bilingual("Bentuk keluaran (B, T, D)", "Output shape (B, T, D)"), hint=HINT_FFN)
 def ffn_shape(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
     x = ctx.randn(2, 5, ctx.chapter.d_model)
-    out = ctx.tensor(ctx.call(obj, x), OUTPUT, shape=(2, 5, ctx.chapter.d_model))
-    ctx.expect_nontrivial(out, x)
+    ctx.tensor(ctx.call(obj, x), OUTPUT, shape=(2, 5, ctx.chapter.d_model))
 
 
 def _expect_ffn_close(ctx, out, ref, x, tolerance="float32"):

@@ -17,6 +17,21 @@ The rule a check follows:
   student. An error raised by the student's code fails the check with that error; any other
   exception is a fault of the grader, reported to the instructor.
 - It runs only when every check in ``needs`` passed; those are declared before it.
+- Points go to code that computes (the gate). Every target has exactly one check of category
+  ``sensitivity``, its *gate*, declared right after the checks that only read the definition
+  (``*.present``, ``*.construct``), which it needs. It fails only for degenerate code: an output
+  that does not respond to an input it must depend on (attention weights to q and to k, the
+  output to v; a feed-forward or block to x; a decoder block to x and memory), that is its input
+  plus something fixed (``out - x`` independent of x), or that holds nothing but NaN or inf; a
+  causal mask or positional encoding that is the same everywhere. It never compares with the
+  reference, so a submission with one real bug (a missing scale, ReLU for GELU, an inverted
+  mask, a sub-layer's NaN row) passes it and is charged once, by the check that names the bug;
+  an error raised by the student's code passes it too (the checks after it name the error). Every
+  other check of the target needs the gate, directly or through another check, except those the
+  budget allows: the points a degenerate target can still earn (its checks that do not need the
+  gate, plus the gate's own) are at most ``DEGENERATE_SHARE`` of the target's points.
+  ``tests/test_corpus.py`` computes this budget from the registry for every target, and grades
+  degenerate submissions (``tests/corpus/*/degenerate``) against it.
 - Its points are the registry's unless course.toml overrides them (``autograder.plan``).
 - A check module imports from ``registry``, ``context``, ``common`` and ``autograder.texts``,
   never from another check module: what more than one module uses lives in common.py. The
@@ -42,8 +57,10 @@ CATEGORIES = (
     "api", "shape", "param_count", "numeric_vs_reference", "masking", "mask_convention",
     "permutation_equivariance", "causality", "memory_path", "layernorm_stats",
     "rows_sum_to_one", "hidden_config", "gradient_flow", "batch_independence", "dtype",
-    "device_agnostic",
+    "device_agnostic", "sensitivity",
 )
+GATE = "sensitivity"  # the category of every target's gate (see the rule above)
+DEGENERATE_SHARE = 0.20  # the most a degenerate target can earn, as a share of its points
 
 def label(what):
     """(Indonesian, English) names of a thing: a Bilingual or a code identifier."""
@@ -157,3 +174,29 @@ def _load_all():
     import autograder.checks
 
     autograder.checks.load()
+
+
+def gates(checks, target):
+    """The gate(s) of ``target`` among ``checks`` (a list of Check, e.g. a plan's): its checks
+    of category ``GATE``; the rule above wants exactly one."""
+    return [c for c in checks if c.target == target and c.category == GATE]
+
+
+def degenerate_points(checks, target):
+    """(what degenerate code can still earn on ``target``, all of its points), from ``checks``
+    (a list of Check with their points): the target's checks that do not need its gate, directly
+    or through other checks, plus the gate's own points."""
+    mine = [c for c in checks if c.target == target]
+    by_id = {c.id: c for c in checks}
+    gate_ids = {g.id for g in gates(checks, target)}
+    gated = {}
+
+    def behind_gate(check):
+        if check.id not in gated:
+            gated[check.id] = False  # the registry's order rules out cycles; this guards anyway
+            gated[check.id] = any(n in gate_ids or (n in by_id and behind_gate(by_id[n]))
+                                  for n in check.needs)
+        return gated[check.id]
+
+    free = sum(c.points for c in mine if c.id in gate_ids or not behind_gate(c))
+    return free, sum(c.points for c in mine)
