@@ -5,13 +5,15 @@ are graded, then the class files. The class files cover every student with a rec
 output folder for this assignment, not only this batch's: regrading one student keeps the
 others' rows."""
 
+import contextlib
 import json
 import os
 import queue
+import signal
 import sys
+import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,30 +30,43 @@ def default_jobs():
 
 def grade_many(submissions, plan, jobs=None):
     """Yield each submission's record as soon as it is graded (in completion order).
-    A fault while grading one submission becomes that submission's error record."""
-    jobs = max(1, jobs or default_jobs())
-    slots = queue.SimpleQueue()
-    for slot in range(jobs):
-        slots.put(slot)
+    A fault while grading one submission becomes that submission's error record.
 
-    def one(submission):
-        slot = slots.get()
-        try:
-            return grade(submission, plan, slot=slot)
-        except Exception:  # a fault of the grader: keep the batch going, report it loudly
-            print(f"grader error on {submission.student}:\n{traceback.format_exc()}", file=sys.stderr)
-            return grader_fault(submission, plan)
-        finally:
-            slots.put(slot)
+    ``jobs`` daemon threads each take the next submission and grade it on their own sandbox
+    uid slot. Daemon threads, not an executor's: when the consumer stops (Ctrl-C), the ones
+    still grading are abandoned and the interpreter does not wait for them at exit (an
+    executor's threads are joined, i.e. a hung check's whole time-out); no thread starts
+    another submission, and ``run`` has killed their workers (``process.stop``)."""
+    submissions = list(submissions)
+    todo, done = queue.SimpleQueue(), queue.SimpleQueue()
+    for submission in submissions:
+        todo.put(submission)
+    stopping = threading.Event()
 
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade")
+    def work(slot):
+        while not stopping.is_set():
+            try:
+                submission = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                result = grade(submission, plan, slot=slot)
+            except Exception:  # a fault of the grader: keep the batch going, report it loudly
+                if stopping.is_set():
+                    return  # abandoned: nobody reads it, and stderr is the console's now
+                print(f"grader error on {submission.student}:\n{traceback.format_exc()}", file=sys.stderr)
+                result = grader_fault(submission, plan)
+            done.put(result)
+
+    threads = [threading.Thread(target=work, args=(slot,), name=f"grade-{slot}", daemon=True)
+               for slot in range(min(max(1, jobs or default_jobs()), len(submissions)))]
+    for thread in threads:
+        thread.start()
     try:
-        futures = [pool.submit(one, submission) for submission in submissions]
-        for future in as_completed(futures):
-            yield future.result()
+        for _ in submissions:
+            yield done.get()
     finally:
-        # On Ctrl-C, drop what has not started; running workers end at their deadlines.
-        pool.shutdown(wait=False, cancel_futures=True)
+        stopping.set()
 
 
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
@@ -88,16 +103,25 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
 
         cluster = distributed.DaskGrading(scheduler, jobs)
         sandbox = cluster.sandbox
+    stream = (cluster.grade_many([s for s, _ in todo], plan) if cluster
+              else grade_many([s for s, _ in todo], plan, jobs))
     try:
-        stream = (cluster.grade_many([s for s, _ in todo], plan) if cluster
-                  else grade_many([s for s, _ in todo], plan, jobs))
         for result in stream:  # in completion order
-            result = _write_student(out_dir, result.with_changes(
-                fingerprint=expected_by_student[result.student]), plan)
+            with _no_interrupt():  # a student's reports are written whole or not at all
+                result = _write_student(out_dir, result.with_changes(
+                    fingerprint=expected_by_student[result.student]), plan)
             graded[result.student] = result
             if on_result:
                 on_result(result)
+    except KeyboardInterrupt:
+        # The reports written so far stay (a rerun resumes from them); what is still being
+        # graded is dropped, never written: kill its workers now rather than wait for them.
+        from autograder.sandbox import process
+
+        process.stop()
+        raise
     finally:
+        stream.close()
         if cluster:
             cluster.close()
     others = _other_records(out_dir, plan, submissions)
@@ -153,6 +177,23 @@ def _class_order(out_dir, batch_results, others):
     order += [report.student_folder(r.student) for r in others]
     order += [report.student_folder(r.student) for r in batch_results]
     return tuple(by_folder[f] for f in dict.fromkeys(order))
+
+
+@contextlib.contextmanager
+def _no_interrupt():
+    """Hold Ctrl-C (SIGINT) back until the block is done, then deliver it. Only the main
+    thread can handle signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)  # to whatever handled it before (KeyboardInterrupt)
 
 
 def _write_student(out_dir, result, plan):

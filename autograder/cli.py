@@ -18,6 +18,7 @@ still written; summary.json lists the faults).
 
 import argparse
 import os
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -112,6 +113,20 @@ def _positive(value):
 
 
 def main(argv=None):
+    status = _main(argv)
+    if status == EXIT_INTERRUPTED and argv is None:  # the command itself, not a caller's test
+        # Ctrl-C: every report is written and every worker is dead; end now. The interpreter's
+        # tear-down of torch and matplotlib alone takes seconds on a busy machine.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+    return status
+
+
+def _main(argv):
     args = build_parser().parse_args(argv)
     out, err = _console(), Console(stderr=True)
     try:
@@ -131,8 +146,22 @@ def main(argv=None):
         _say(err, f"autograder: error: {error}", "red")
         return EXIT_USAGE
     except KeyboardInterrupt:
+        _stop_sandbox()
         _say(err, "autograder: interrupted", "red")
         return EXIT_INTERRUPTED
+
+
+def _stop_sandbox():
+    """After Ctrl-C outside the batch (e.g. while it was being prepared): no zygote or worker
+    outlives the command. Without importing what was not imported (torch)."""
+    process = sys.modules.get("autograder.sandbox.process")
+    if process is not None:
+        process.stop()
+        return
+    launch = sys.modules.get("autograder.sandbox.launch")
+    early = launch.take_early() if launch is not None else None
+    if early is not None:
+        early.process.kill()
 
 
 def _say(console, message, style=None):
@@ -181,6 +210,7 @@ def grade_command(args, course, lang, out, err):
             _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
 
     counts = dict.fromkeys(RESULT_STATUSES, 0)
+    written, interrupted = [], False  # the students whose reports this run wrote
     columns = (TextColumn("grading {task.fields[student]:<16}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("[green]full {task.fields[full]}[/] [yellow]partial {task.fields[partial]}[/] "
                           "[red]zero {task.fields[zero]}[/] [bold red]errors {task.fields[errors]}[/]"),
@@ -201,6 +231,7 @@ def grade_command(args, course, lang, out, err):
                 _say(err, f"  {why}: {', '.join(map(clean, students))}")
 
         def on_result(result):
+            written.append(result.student)
             counts[result.status] += 1
             progress.update(task, advance=1, student=clean(result.student), full=counts["full"],
                             partial=counts["partial"], zero=counts["zero"] + counts["not_graded"],
@@ -218,6 +249,13 @@ def grade_command(args, course, lang, out, err):
                                on_others=on_others)
         except ConnectionError as error:  # --scheduler: nothing was graded
             raise UsageError(str(error)) from None
+        except KeyboardInterrupt:  # batch.run has stopped every worker; the progress bar ends
+            interrupted = True
+    if interrupted:
+        _say(err, f"autograder: interrupted; the reports of the {len(written)} student(s) graded "
+                  f"in this run are kept in {args.out}; run the same command again to grade the rest",
+             "red")
+        return EXIT_INTERRUPTED
     if graded.sandbox.startswith("rlimits-only"):
         _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
                   "Only resource limits and time-outs protected this machine.", "bold red")

@@ -17,6 +17,7 @@ import tempfile
 import threading
 import shutil
 import time
+import weakref
 from dataclasses import dataclass
 
 from autograder.sandbox import wire
@@ -87,6 +88,7 @@ class Zygote:
 
     def spawn(self, limits, slot=0):
         """A new isolated worker, as a connection to talk to."""
+        _refuse_if_stopped()
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -143,6 +145,12 @@ class Zygote:
 
     def close(self):
         try:
+            # shutdown first: it also wakes a thread blocked in recv() on this socket (a spawn
+            # in flight), which a plain close() would leave waiting while the zygote lives on.
+            try:
+                self._control.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             self._control.close()  # the zygote kills every process of its uids and exits
         finally:
             for stop in (None, self.process.terminate, self.process.kill):
@@ -158,7 +166,56 @@ class Zygote:
 
 
 _zygote = None
-_zygote_lock = threading.Lock()
+_zygote_lock = threading.Lock()  # held while a zygote starts (it imports torch: seconds)
+_start_lock = threading.Lock()  # guards the two below; never held for long
+_stopped = False  # set by ``stop``: this process starts no worker any more
+_starting = None  # the Launch of a zygote being waited for, so that ``stop`` can end it
+_connections = weakref.WeakSet()  # every worker connection of this process
+_connections_lock = threading.Lock()
+
+
+def stop():
+    """The grader is ending (Ctrl-C): kill every worker of this process now and start no
+    other. A grading thread still talking to a worker then gets a ``WorkerFailure`` at once
+    (its worker is gone; its restart is refused) instead of waiting for its time-outs, and
+    no new zygote is started behind our back. Irreversible for this process."""
+    global _stopped, _zygote
+    with _start_lock:
+        _stopped = True
+        starting = _starting
+    if starting is not None:  # its starter waits for "ready" holding _zygote_lock: wake it
+        _end_launch(starting, close=False)
+    with _connections_lock:
+        connections = list(_connections)
+    for connection in connections:
+        connection.kill()
+    with _zygote_lock:
+        zygote, _zygote = _zygote, None
+    if zygote is not None:
+        zygote.close()  # the zygote kills every process of its uid block as it exits
+    launch = take_early()  # started but never used (Ctrl-C while the batch was being prepared)
+    if launch is not None:
+        _end_launch(launch)
+
+
+def _end_launch(launch, close=True):
+    """Kill a zygote that is not (yet) a ``Zygote``; ``close``: also release what it holds
+    (otherwise ``Zygote.__init__``, which is waiting for it, does that)."""
+    try:
+        launch.control.shutdown(socket.SHUT_RDWR)  # wakes a recv() in another thread
+    except OSError:
+        pass
+    launch.process.kill()  # it has no worker yet (those start after "ready")
+    if close:
+        launch.process.wait()
+        launch.control.close()
+        shutil.rmtree(launch.scratch_root, ignore_errors=True)
+        launch.uid_lock.close()
+
+
+def _refuse_if_stopped():
+    if _stopped:
+        raise WorkerFailure("sandbox", "the grader is stopping (interrupted)")
 
 
 def sandbox_mode():
@@ -168,11 +225,22 @@ def sandbox_mode():
 
 
 def shared_zygote():
-    """The process-wide zygote, started on first use."""
-    global _zygote
+    """The process-wide zygote, started on first use (after ``stop``: a ``WorkerFailure``)."""
+    global _zygote, _starting
     with _zygote_lock:
+        _refuse_if_stopped()
         if _zygote is None or not _zygote.usable:
-            _zygote = Zygote(take_early())
+            with _start_lock:
+                _refuse_if_stopped()
+                _starting = take_early() or Launch()
+            try:
+                _zygote = Zygote(_starting)
+            except RuntimeError:  # "did not start": because ``stop`` ended it?
+                _refuse_if_stopped()
+                raise
+            finally:
+                with _start_lock:
+                    _starting = None
             atexit.register(_zygote.close)
         return _zygote
 
@@ -211,8 +279,9 @@ class WorkerConnection:
             self._pidfd = None  # no pidfd here: signal the pid
         self._output = _OutputTail(output_fd)
         self._output.start()
-        self._buffer = b""
         self._closed = False
+        with _connections_lock:
+            _connections.add(self)
 
     @property
     def alive(self):
@@ -229,26 +298,19 @@ class WorkerConnection:
             return False
         return True
 
-    def request(self, message, timeout, on_callback=None):
-        """Send one request and wait for its reply, answering callbacks meanwhile."""
+    def request(self, message, timeout):
+        """Send one request and wait for its one reply. The grader answers nothing: a frame
+        that asks for something (a "callback") is malformed like any other (``bad_reply``)."""
         deadline = time.monotonic() + timeout
         self._send(message, deadline)
-        while True:
-            frame = self._receive(deadline)
-            if isinstance(frame, dict) and "callback" in frame and on_callback is not None:
-                try:
-                    reply = {"result": wire.encode_value(on_callback(frame["callback"]))}
-                except Exception as error:  # a malformed callback is the student's problem
-                    reply = {"error": f"{type(error).__name__}: {error}"}
-                self._send(reply, deadline)
-                continue
-            if not isinstance(frame, dict):
-                raise WorkerFailure("bad_reply", "reply is not an object")
-            if "error" in frame and isinstance(frame["error"], dict):
-                raise StudentError(frame["error"])
-            if "ok" in frame:
-                return frame["ok"]
-            raise WorkerFailure("bad_reply", "reply has neither result nor error")
+        frame = self._receive(deadline)
+        if not isinstance(frame, dict):
+            raise WorkerFailure("bad_reply", "reply is not an object")
+        if "error" in frame and isinstance(frame["error"], dict):
+            raise StudentError(frame["error"])
+        if "ok" in frame:
+            return frame["ok"]
+        raise WorkerFailure("bad_reply", "reply has neither result nor error")
 
     def _send(self, message, deadline):
         try:
@@ -257,8 +319,9 @@ class WorkerConnection:
             raise WorkerFailure("crashed", self._exit_description()) from None
 
     def _write_all(self, data, deadline):
-        """Write everything before the deadline; a worker that does not read (e.g. after asking
-        for a large callback answer) is a time-out, never a grader stuck in write()."""
+        """Write everything before the deadline; a worker that does not read (e.g. one that
+        forged an answer and stopped reading before a large request) is a time-out, never a
+        grader stuck in write()."""
         view = memoryview(data)
         with selectors.DefaultSelector() as selector:
             selector.register(self._to_worker, selectors.EVENT_WRITE)
@@ -283,20 +346,24 @@ class WorkerConnection:
             raise WorkerFailure("bad_reply", str(error)) from None
 
     def _read_exact(self, n, deadline):
+        """Exactly ``n`` bytes, read in place: a frame at the size limit costs its size once,
+        not a copy per pipe-full (64 KB) of it."""
+        data = bytearray(n)
+        view, have = memoryview(data), 0
         with selectors.DefaultSelector() as selector:
             selector.register(self._from_worker, selectors.EVENT_READ)
-            while len(self._buffer) < n:
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    raise WorkerFailure("timeout")
+            while have < n:
                 try:
-                    chunk = os.read(self._from_worker, 1 << 20)
+                    got = os.readv(self._from_worker, [view[have:]])
                 except BlockingIOError:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not selector.select(left):
+                        raise WorkerFailure("timeout") from None
                     continue
-                if not chunk:
+                if not got:
                     raise WorkerFailure("crashed", self._exit_description())
-                self._buffer += chunk
-        data, self._buffer = self._buffer[:n], self._buffer[n:]
+                have += got
+        view.release()
         return data
 
     def _exit_description(self):
@@ -312,6 +379,17 @@ class WorkerConnection:
             os.kill(pid, sig)
         elif self._pidfd >= 0:
             signal.pidfd_send_signal(self._pidfd, sig)
+
+    def kill(self):
+        """Kill the worker (and its session) from any thread; whoever is talking to it sees it
+        end. ``close`` still releases its pipes."""
+        if self._closed:
+            return
+        for kill in (os.killpg, self._kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
 
     def output_tail(self, limit=4000):
         """The last of what the student's code printed (for the report)."""

