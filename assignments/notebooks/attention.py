@@ -26,8 +26,8 @@
 #   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
-# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
-#   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di perangkat (*device*)
+#   masukan: `torch.ones(..., device=x.device)` atau `.to(x.device)`.
 # - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
 #   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
 #   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat
@@ -162,7 +162,7 @@ print("✓ Pemeriksaan cepat scaled_dot_product_attention lulus.")
 # sama.
 #
 # `causal_mask(t)` hanya menerima `t`, jadi tensornya dibuat di CPU; modul yang memakainya
-# memindahkannya ke device masukan dengan `.to(x.device)`.
+# memindahkannya ke perangkat masukan dengan `.to(x.device)`.
 
 # %% nbgrader="solution" grade_id="solution_causal_mask"
 # fill: solutions.attention.causal_mask

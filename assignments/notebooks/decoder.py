@@ -26,8 +26,8 @@
 #   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
-# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
-#   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di perangkat (*device*)
+#   masukan: `torch.ones(..., device=x.device)` atau `.to(x.device)`.
 # - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
 #   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
 #   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat
@@ -67,7 +67,7 @@ import torch.nn.functional as F
 #
 # 1. **Masked self-attention** — token decoder saling memperhatikan, tetapi setiap token hanya
 #    memperhatikan dirinya sendiri dan token sebelumnya. Buat mask kausal berukuran `Tdec` (dari
-#    `x.size(1)`, jangan ditulis tetap) **di device masukan**: `causal_mask(x.size(1)).to(x.device)`.
+#    `x.size(1)`, jangan ditulis tetap) **di perangkat masukan**: `causal_mask(x.size(1)).to(x.device)`.
 #    `n = ln1(x)`; `h = x + self_attn(n, n, n, mask)[0]`.
 # 2. **Cross-attention** — kueri (*query*) dari decoder, kunci (*key*) dan nilai (*value*) dari
 #    memori encoder. Seperti di bab, LayerNorm `ln2` yang sama menormalkan memori dan `h`:

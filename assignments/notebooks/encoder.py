@@ -27,8 +27,8 @@
 #   ambil ukuran dari argumen dan dari `x.shape`.
 # - Kode harus bekerja dalam float32 dan, setelah `.double()`, dalam float64: jangan menetapkan
 #   `dtype` secara tetap.
-# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di device masukan:
-#   `torch.ones(..., device=x.device)` atau `.to(x.device)`.
+# - Tensor baru yang Anda buat di dalam fungsi (mis. mask) harus berada di perangkat (*device*)
+#   masukan: `torch.ones(..., device=x.device)` atau `.to(x.device)`.
 # - **Pustaka yang tersedia saat penilaian:** pustaka standar Python (termasuk `math`), `torch` dan
 #   `numpy`; tidak ada yang lain. Pustaka lain, misalnya `einops`, tidak terpasang di mesin penilai,
 #   meskipun mungkin ada di komputer Anda: `import einops` gagal, laporan penilaian Anda mencatat

@@ -357,9 +357,9 @@ CATALOGUE = (
         "from numbers inside forward."),
        (), {"gradient_flow"}),
     _m("fixed_device", ANY,
-       ("Tensor baru (mis. mask) dibuat di CPU, bukan di device masukan.",
+       ("Tensor baru (mis. mask) dibuat di CPU, bukan di perangkat (device) masukan.",
         "A new tensor (e.g. the mask) is made on the CPU instead of on the input's device."),
-       ("Buat tensor baru di device masukan: `torch.ones(..., device=x.device)` atau "
+       ("Buat tensor baru di perangkat masukan: `torch.ones(..., device=x.device)` atau "
         "`causal_mask(T).to(x.device)`; jangan menulis `device='cpu'`.",
         "Create new tensors on the input's device: `torch.ones(..., device=x.device)` or "
         "`causal_mask(T).to(x.device)`; never write `device='cpu'`."),
