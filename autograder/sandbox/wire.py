@@ -61,14 +61,20 @@ def decode_frame(payload, max_depth=MAX_FRAME_DEPTH, max_items=MAX_FRAME_ITEMS):
 
 
 def _check_depth(value, max_depth):
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > max_depth:
-            raise WireError(f"reply is nested deeper than {max_depth} levels")
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    if not _nested_at_most(value, max_depth - 1):
+        raise WireError(f"reply is nested deeper than {max_depth} levels")
     return value
+
+
+def _nested_at_most(container, levels):
+    """Whether ``container`` holds containers at most ``levels`` levels below it. Recursive,
+    yet bounded: it stops ``levels`` (< the recursion limit) calls down."""
+    if levels < 0:
+        return False
+    for child in container.values() if isinstance(container, dict) else container:
+        if isinstance(child, (dict, list)) and not _nested_at_most(child, levels - 1):
+            return False
+    return True
 
 
 def encode_value(value, max_depth=6):
