@@ -67,7 +67,7 @@ def test_definition_errors_are_listed_as_problems(tmp_path, fast_course):
 def test_printing_fake_scores_changes_nothing(tmp_path, fast_course):
     source = REFERENCE.replace(
         "    d_k = q.size(-1)\n",
-        "    print('Points 100/100', '{\"score\": 100}')\n    d_k = q.size(-1)\n    q = q * 0\n")
+        "    print('Points 100/100', '{\"score\": 100}')\n    d_k = q.size(-1)\n    q = q * 2\n")
     result, by_id = run(tmp_path, fast_course, source)
     assert by_id["sdpa.numeric"].status == "failed" and result.score < result.max_score
 

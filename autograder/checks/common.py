@@ -16,8 +16,8 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
     parameter must be optional."""
     info = ctx.session.load_info["names"].get(name, {"kind": "missing"})
     if info["kind"] == "missing":
-        fail(bilingual(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya tidak error "
-                       "dan namanya ditulis persis.",
+        fail(bilingual(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya berjalan tanpa "
+                       "error dan namanya ditulis persis.",
                        f"`{name}` was not found. Make sure the cell that defines it runs without "
                        "errors and that the name is spelled exactly."))
     if name in ctx.stubs:
@@ -28,7 +28,7 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
     if kind == "function" and info["kind"] != "function":
         fail(bilingual(f"`{name}` harus berupa fungsi.", f"`{name}` must be a function."))
     if kind == "module" and (info["kind"] != "class" or not info.get("is_module")):
-        fail(bilingual(f"`{name}` harus berupa class turunan torch.nn.Module.",
+        fail(bilingual(f"`{name}` harus berupa kelas turunan torch.nn.Module.",
                        f"`{name}` must be a class derived from torch.nn.Module."))
     calls = [(info.get("parameters"), positional, keywords, "")]
     if kind == "module":
@@ -36,7 +36,7 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
     for declared, count, names, suffix in calls:
         if declared is not None and not _accepts(declared, count, names, defaults):
             found = ", ".join(p["name"] for p in declared)
-            fail(bilingual(f"`{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
+            fail(bilingual(f"Daftar parameter `{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
                            f"`{name}{suffix}({found})` does not match the contract: {signature}."))
 
 
@@ -146,8 +146,8 @@ def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
     cut = sorted({c.names[0] for c in records.calls if not (c.grad["enabled"] and c.grad["inputs"])})
     if cut:
         fail(bilingual(f"Sub-layer {', '.join(cut)} dipanggil tanpa gradien (di dalam "
-                       "`torch.no_grad()` atau dengan masukan yang di-`detach()`): ia tidak akan "
-                       "pernah belajar.",
+                       "`torch.no_grad()` atau dengan masukan yang di-`detach()`): sub-layer itu tidak "
+                       "akan pernah belajar.",
                        f"The sub-layer(s) {', '.join(cut)} are called without gradients (inside "
                        "`torch.no_grad()` or on detached inputs): they would never learn."))
 
@@ -285,16 +285,16 @@ def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function
         target = target_name if function else ctx.new(target_name, *ctor_args, device="meta")
         result = ctx.call(target, *meta_args, **meta_kwargs)
     except ctx.StudentError as error:
-        fail(bilingual(f"Gagal dijalankan di device lain ({error.type}: {error.message[:200]}). "
-                       "Buat tensor baru di device masukan, mis. `torch.ones(..., device=x.device)` "
-                       "atau `.to(x.device)`.",
+        fail(bilingual(f"Gagal dijalankan di perangkat (device) lain ({error.type}: {error.message[:200]}). "
+                       "Buat tensor baru di perangkat yang sama dengan masukan, mis. "
+                       "`torch.ones(..., device=x.device)` atau `.to(x.device)`.",
                        f"Fails on another device ({error.type}: {error.message[:200]}). Create new "
                        "tensors on the input's device, e.g. `torch.ones(..., device=x.device)` "
                        "or `.to(x.device)`."))
     outputs = result if isinstance(result, (tuple, list)) else [result]
     for output in outputs:
         if not isinstance(output, torch.Tensor) or output.device.type != "meta":
-            fail(bilingual("Keluaran tidak berada di device yang sama dengan masukan.",
+            fail(bilingual("Keluaran tidak berada di perangkat (device) yang sama dengan masukan.",
                            "The output is not on the same device as the input."))
 
 
@@ -361,7 +361,7 @@ def expect_rows_sum_to_one(ctx, weights):
     sums = weights.double().sum(-1)
     if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
         # which axis the softmax was taken over is named once, by mistakes.py (sdpa.softmax_axis)
-        fail(bilingual("Setiap baris bobot attention harus berjumlah 1 (distribusi atas kunci).",
+        fail(bilingual("Setiap baris bobot attention harus berjumlah 1: distribusi atas kunci (key).",
                        "Every row of the attention weights must sum to 1 (a distribution over the keys)."))
 
 
@@ -396,7 +396,7 @@ def expect_masked(ctx, weights, mask):
 
 
 _NAN_WEIGHTS = bilingual(
-    "Bobot attention berisi NaN atau inf, padahal setiap baris mask masih menyisakan kunci yang "
+    "Bobot attention berisi NaN atau inf, padahal setiap baris mask masih menyisakan kunci (key) yang "
     "boleh dilihat: posisi yang diblokir harus berbobot 0, bukan NaN.",
     "The attention weights contain NaN or inf although every row of the mask leaves some key "
     "visible: blocked positions must get weight 0, not NaN.")
@@ -436,7 +436,7 @@ def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
     out, out2 = run(list(args)), run(changed)
     tol = ctx.tolerance("property")
     if out.shape != out2.shape or not torch.allclose(out[rows], out2[rows], rtol=tol.rtol, atol=tol.atol):
-        fail(bilingual("Keluaran berubah ketika nilai (v) pada kunci yang diblokir diubah: "
+        fail(bilingual("Keluaran berubah ketika nilai (value) v pada kunci (key) yang diblokir diubah: "
                        "posisi yang diblokir masih ikut dihitung.",
                        "The output changes when the values (v) of blocked keys change: blocked "
                        "positions still contribute."))

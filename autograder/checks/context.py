@@ -207,7 +207,7 @@ class Context:
         """``value`` must be a real tensor (with this shape / dtype); ``what`` names it."""
         w_id, w_en = label(what)
         if isinstance(value, RemoteTensor):
-            fail(bilingual(f"{w_id} berada di device {value.device}, bukan CPU.",
+            fail(bilingual(f"{w_id} berada di perangkat (device) {value.device}, bukan CPU.",
                            f"{w_en} is on device {value.device}, not the CPU."))
         if not isinstance(value, torch.Tensor):
             kind = value.type_name if isinstance(value, Opaque) else type(value).__name__

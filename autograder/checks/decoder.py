@@ -467,7 +467,7 @@ def dec_batch_independence(ctx):
 @check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1,
        needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
-       hint=bilingual("Jangan mengubah x atau memory di tempat (`x += ...`).",
+       hint=bilingual("Jangan mengubah x atau memory secara in-place (di tempat), mis. `x += ...`.",
                       "Do not modify x or memory in place (`x += ...`)."))
 def dec_no_inplace(ctx):
     c = ctx.chapter

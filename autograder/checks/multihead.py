@@ -197,7 +197,7 @@ def mha_sensitivity(ctx):
 
 @check("mha.divisibility_error", assignment="attention", target=MHA, category="api", points=1,
        needs=("mha.construct", "mha.sensitivity"),
-       title=bilingual("Error jelas bila d_model tidak habis dibagi num_heads",
+       title=bilingual("Pesan error yang jelas bila d_model tidak habis dibagi num_heads",
                        "A clear error when d_model is not divisible by num_heads"),
        hint=bilingual("Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise "
                       "ValueError(...)`.",
@@ -248,7 +248,7 @@ def mha_numeric(ctx):
 
 @check("mha.integration", assignment="attention", target=MHA, category="numeric_vs_reference", points=1,
        needs=("mha.shape",),
-       title=bilingual("Utuh dengan scaled_dot_product_attention Anda sendiri",
+       title=bilingual("Modul utuh, dengan scaled_dot_product_attention Anda sendiri",
                        "As a whole, with your own scaled_dot_product_attention"),
        hint=bilingual("MultiHeadAttention lengkap (dengan scaled_dot_product_attention Anda sendiri), dengan "
                       "dan tanpa mask, harus sama dengan solusi acuan. Jika mha.numeric lulus tetapi ini "

@@ -1,6 +1,6 @@
 # corpus: mutant — do-nothing: zero positional encoding, FeedForward and EncoderBlock return their input and build no layers
 # expect-score-at-most: 10%
-# expect-fail: pe.shape, ffn.construct, enc.construct
+# expect-fail: pe.sensitivity, ffn.construct, enc.construct
 import torch
 import torch.nn as nn
 

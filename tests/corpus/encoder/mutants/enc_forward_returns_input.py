@@ -1,6 +1,7 @@
-# corpus: mutant — EncoderBlock builds its layers but forward is unfinished and returns x
-# expect-fail: enc.shape, enc.postln_wiring, enc.preln_wiring, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.layernorm_stats
-# expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count
+# corpus: mutant — EncoderBlock builds its layers but forward is unfinished and returns x (degenerate: its gate, enc.sensitivity, stops the property checks and enc.param_count; enc.sizes still compares it with the reference)
+# expect-fail: enc.sensitivity, enc.sizes
+# expect-message: enc.sensitivity: forward only returns x
+# expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct
 # diagnosis: forward_returns_input
 import math
 
