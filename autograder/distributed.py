@@ -11,6 +11,11 @@ gives its tasks to another worker (``distributed.scheduler.allowed-failures`` ti
 task that still fails becomes that student's grader-error record, reported like any grader
 fault (exit status 3). Workers must run the same kit as the client: a worker whose kit
 digest differs refuses the task.
+
+The client never waits forever: a task that has run on a worker for longer than a grade can
+take (``task_seconds``: the plan's submission and startup time-outs plus a worker's start), or
+tasks that no worker runs at all for ``wait_seconds`` (a scheduler without workers, or none
+that can take them), are cancelled and become grader-error records that say so.
 """
 
 import logging
@@ -19,17 +24,25 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from autograder import resume
 from autograder.grading import grade, grader_fault
 from autograder.loader import Submission
-from autograder.records import StudentResult
+from autograder.records import Outcome, StudentResult
+from autograder.texts import bilingual
 
 try:  # optional at import time: only --scheduler needs it
     from distributed import WorkerPlugin
 except ImportError:  # pragma: no cover
     WorkerPlugin = object
+
+# A Dask worker process starts its own zygote (torch is imported: up to
+# process.ZYGOTE_READY_SECONDS) and sends the record back: time a grade itself does not count.
+STARTUP_MARGIN_SECONDS = 180
+POLL_SECONDS = 0.25  # how often the client looks at its futures (a local check)
+LOOK_SECONDS = 2.0  # how often it asks the scheduler which of its tasks are running
 
 _spool = None
 _slots, _slots_lock = {}, threading.Lock()
@@ -52,7 +65,13 @@ class SandboxPlugin(WorkerPlugin):
         global _spool
         if _spool:
             shutil.rmtree(_spool, ignore_errors=True)
-            _spool = None
+            # A Dask worker process starts its own zygote (torch is imported: up to
+# process.ZYGOTE_READY_SECONDS) and sends the record back: time a grade itself does not count.
+STARTUP_MARGIN_SECONDS = 180
+POLL_SECONDS = 0.25  # how often the client looks at its futures (a local check)
+LOOK_SECONDS = 2.0  # how often it asks the scheduler which of its tasks are running
+
+_spool = None
 
 
 def _ensure_spool():
@@ -129,8 +148,6 @@ class DaskGrading:
 
     def grade_many(self, submissions, plan):
         """Yield each submission's record as its task finishes (completion order)."""
-        from distributed import as_completed
-
         kit = resume.kit_digest()
         futures = {}
         for submission in submissions:
@@ -147,21 +164,89 @@ class DaskGrading:
                 pure=False, retries=1, key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
             futures[future] = submission
         try:
-            for future in as_completed(list(futures)):
+            for future, reason in self._as_finished(futures, plan):
                 submission = futures[future]
-                try:
-                    text, isolation = future.result()
-                    result = StudentResult.loads(text)
-                    self.modes.append(isolation)
-                except Exception as error:  # KilledWorker after the retries, KitMismatch, ...
-                    print(f"grader error on {submission.student}: its Dask task failed: "
-                          f"{type(error).__name__}: {error}", file=sys.stderr)
-                    result = grader_fault(submission, plan)
+                if reason is not None:  # it never ran, or never finished: no record came back
+                    message, detail = reason
+                    print(f"grader error on {submission.student}: {detail}", file=sys.stderr)
+                    result = not_run(submission, plan, message)
+                else:
+                    try:
+                        text, isolation = future.result()
+                        result = StudentResult.loads(text)
+                        self.modes.append(isolation)
+                    except Exception as error:  # KilledWorker after the retries, KitMismatch, ...
+                        print(f"grader error on {submission.student}: its Dask task failed: "
+                              f"{type(error).__name__}: {error}", file=sys.stderr)
+                        result = grader_fault(submission, plan)
                 # The worker graded a copy: the record names the instructor's file.
                 yield result.with_changes(source=str(submission.path) if submission.path else None)
         finally:
             for future in futures:
                 future.cancel()
+
+    def _as_finished(self, futures, plan):
+        """Yield (future, None) as each task finishes, or (future, (message for the record,
+        detail for the instructor)) for a task given up on: one that ran on a worker for
+        longer than a grade can take (``task_seconds``), or every task still waiting when none
+        of the batch's tasks has run anywhere for ``wait_seconds`` (no worker, or none that
+        can take them). A given-up task is cancelled: a worker that turns up later does not
+        grade it for nobody."""
+        running_limit, waiting_limit = task_seconds(plan.limits), wait_seconds(plan.limits)
+        pending = set(futures)
+        started = {}  # key -> (worker, when it was first seen running there)
+        progress = time.monotonic()  # the last time a task of ours finished or was seen running
+        looked = 0.0
+        while pending:
+            finished = [f for f in pending if f.done()]
+            now = time.monotonic()
+            if finished:
+                progress = now
+                for future in finished:
+                    pending.discard(future)
+                    yield future, None
+                continue
+            if now - looked >= LOOK_SECONDS:  # a question to the scheduler: not every poll
+                looked = now
+                running = self._running({f.key for f in pending})
+                for key, worker in running.items():
+                    if started.get(key, (None,))[0] != worker:  # new, or retried elsewhere
+                        started[key] = (worker, now)
+                for key in set(started) - set(running):
+                    del started[key]
+                if running:
+                    progress = now
+                overdue = [f for f in pending if f.key in started and now - started[f.key][1] > running_limit]
+                for future in overdue:
+                    pending.discard(future)
+                    future.cancel()
+                    yield future, (bilingual(
+                        f"Pengumpulan ini tidak dinilai: penilaiannya di klaster Dask tidak selesai "
+                        f"dalam {running_limit:.0f} detik. Beri tahu pengajar.",
+                        f"This submission was not graded: grading it on the Dask cluster did not "
+                        f"finish within {running_limit:.0f} s. Please tell the instructor."),
+                        f"its Dask task ran on {started[future.key][0]} for more than "
+                        f"{running_limit:.0f} s; it was cancelled")
+                if not running and pending and now - progress > waiting_limit:
+                    for future in list(pending):
+                        pending.discard(future)
+                        future.cancel()
+                        yield future, (bilingual(
+                            f"Pengumpulan ini tidak dinilai: tidak ada pekerja klaster Dask yang "
+                            f"menjalankannya dalam {waiting_limit:.0f} detik. Beri tahu pengajar.",
+                            f"This submission was not graded: no Dask worker ran it within "
+                            f"{waiting_limit:.0f} s. Please tell the instructor."),
+                            f"no Dask worker ran its task within {waiting_limit:.0f} s (does the "
+                            "scheduler have workers that can run it?); it was cancelled")
+            time.sleep(POLL_SECONDS)
+
+    def _running(self, keys):
+        """{key: worker} for those of ``keys`` that a worker is running (or has been given)."""
+        try:
+            processing = self.client.processing()
+        except Exception:  # a scheduler that does not answer runs nothing of ours
+            return {}
+        return {key: worker for worker, running in processing.items() for key in running if key in keys}
 
     @staticmethod
     def _local(submission, plan):
@@ -177,6 +262,25 @@ class DaskGrading:
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+
+def task_seconds(limits):
+    """How long one task may run on a worker: a whole grade (``submission_timeout``), its
+    worker's start, and the worker process's own first start (its zygote imports torch)."""
+    return limits.submission_timeout + limits.startup_timeout + STARTUP_MARGIN_SECONDS
+
+
+def wait_seconds(limits):
+    """How long the batch's tasks may all wait with none of them running on any worker."""
+    return limits.startup_timeout + STARTUP_MARGIN_SECONDS
+
+
+def not_run(submission, plan, message):
+    """The record of a submission whose task never ran or never finished: the instructor's
+    problem (a grader error, exit status 3), with a message that says so."""
+    return StudentResult(submission.student, plan.name,
+                         str(submission.path) if submission.path else None,
+                         outcomes=tuple(Outcome(c.info, "error", 0.0, message) for c in plan.checks))
 
 
 def report_key(student):

@@ -83,3 +83,81 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path):
     assert done.returncode == 2
     assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in done.stderr
     assert not list((tmp_path / "out").glob("*/record.json"))
+
+
+@pytest.fixture
+def short_deadlines(monkeypatch, tmp_path):
+    """A plan whose Dask deadlines are seconds: startup 1 s, a grade 2 s, a worker's start 1 s."""
+    from autograder import distributed as dask_grading
+    from conftest import course_with
+
+    monkeypatch.setattr(dask_grading, "STARTUP_MARGIN_SECONDS", 1)
+    monkeypatch.setattr(dask_grading, "LOOK_SECONDS", 0.5)
+    plan = plans.resolve(course_with(tmp_path, startup_timeout=1, submission_timeout=2), "attention")
+    return plan, dask_grading.task_seconds(plan.limits), dask_grading.wait_seconds(plan.limits)
+
+
+def _not_run(graded, students, message):
+    scores = {r.student: r for r in graded.results}
+    assert set(scores) == set(students)
+    for result in scores.values():
+        assert result.status == "grader_error" and result.score == 0
+        assert {o.message["en"] for o in result.outcomes} == {message}, result.outcomes[0].message
+
+
+def test_a_scheduler_without_workers_ends_the_batch_with_a_record_per_student(short_deadlines, tmp_path):
+    """No worker ever takes the tasks: after wait_seconds every student gets a grader-error
+    record that says so, and the batch finishes (it used to wait forever)."""
+    plan, _, waiting = short_deadlines
+    cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    try:
+        submissions = loader.discover([EXAMPLES], "attention", plan.notebook)[:2]
+        started = time.monotonic()
+        graded = batch.run(plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)
+        assert time.monotonic() - started < waiting + 60
+        with distributed.Client(cluster.scheduler_address) as client:  # given up: cancelled too
+            assert not any(str(k).startswith("grade-") for k in client.who_has())
+    finally:
+        cluster.close()
+    _not_run(graded, [s.student for s in submissions],
+             f"This submission was not graded: no Dask worker ran it within {waiting:.0f} s. "
+             "Please tell the instructor.")
+    for submission in submissions:
+        assert (tmp_path / "out" / submission.student / "feedback.md").is_file()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {e["student"] for e in summary["grader_errors"]} == {s.student for s in submissions}
+
+
+def test_a_task_stuck_on_a_worker_is_given_up_after_its_deadline(short_deadlines, tmp_path):
+    """A worker that stops answering (SIGSTOP: not dead, so the scheduler keeps it) mid-grade:
+    after task_seconds the task is cancelled and the student's record says so."""
+    plan, running, _ = short_deadlines
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+    pid = None
+    try:
+        submissions = loader.discover([EXAMPLES / "andi"], "attention", plan.notebook)
+        finished = {}
+        runner = threading.Thread(target=lambda: finished.update(batch=batch.run(
+            plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)))
+        with distributed.Client(cluster.scheduler_address) as client:
+            (pid,) = client.run(os.getpid).values()
+            runner.start()
+            deadline = time.monotonic() + 120
+            while runner.is_alive() and time.monotonic() < deadline:
+                if any(str(k).startswith("grade-") for keys in client.processing().values() for k in keys):
+                    os.kill(pid, signal.SIGSTOP)
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("the task was never seen running")
+        runner.join(running + 60)
+        assert not runner.is_alive(), "the batch still waits for the stopped worker"
+    finally:
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+        cluster.close()
+    _not_run(finished["batch"], ["andi"],
+             f"This submission was not graded: grading it on the Dask cluster did not finish "
+             f"within {running:.0f} s. Please tell the instructor.")
