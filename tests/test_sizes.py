@@ -1,0 +1,59 @@
+"""The sizes checks (autograder/checks/sizes.py) as the grader runs them: what they avoid,
+how reproducible they are, and what passing costs."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import autograder.checks
+from autograder import grading, plan as plans
+from autograder.loader import Submission
+from autograder.sandbox.session import Session
+
+autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
+from autograder.checks import sizes  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ctx(plan, check_id="mha.sizes"):
+    return SimpleNamespace(plan=plan, chapter=plan.chapter, hidden=plan.hidden,
+                           check=SimpleNamespace(id=check_id))
+
+
+def test_the_hidden_sizes_are_avoided_and_the_seed_is_the_same_through_the_graders_watch():
+    """grading hands checks a watched view of the plan (to hide hidden sizes in messages); the
+    search must still see every hidden number, and its seed must not depend on that view."""
+    plan = plans.load("attention")
+    watched = _ctx(grading._WatchedPlan(plan))
+    hidden = plan.hidden
+    assert sizes._hidden_numbers(watched) == frozenset(
+        [hidden.d_model, hidden.num_heads, hidden.d_ff, hidden.batch, hidden.length,
+         hidden.decoder_length, hidden.d_model // hidden.num_heads])
+    assert sizes._seed(watched) == sizes._seed(_ctx(plan))
+    assert sizes._seed(_ctx(plan, "sdpa.sizes")) != sizes._seed(_ctx(plan))
+
+
+def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
+    """Every edge and generated configuration of sdpa.sizes in one request (it has no module
+    to build), and MHA's in one request beside the modules it builds."""
+    plan = plans.load("attention")
+    requests, current = {}, [None]
+    real_request, real_run_one = Session._request, grading._run_one
+
+    def counted(self, message, timeout=None):
+        requests.setdefault(current[0], []).append(message["op"])
+        return real_request(self, message, timeout)
+
+    def run_one(session, check, plan, loaded):
+        current[0] = check.id
+        try:
+            return real_run_one(session, check, plan, loaded)
+        finally:
+            current[0] = None  # what follows the checks (diagnoses, pictures) counts apart
+
+    monkeypatch.setattr(Session, "_request", counted)
+    monkeypatch.setattr(grading, "_run_one", run_one)
+    path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
+    result = grading.grade(Submission("andi", "attention", path), plan)
+    assert result.score == result.max_score
+    assert requests["sdpa.sizes"] == ["calls"]
+    assert requests["mha.sizes"].count("calls") == 1 and set(requests["mha.sizes"]) == {"new", "calls"}
