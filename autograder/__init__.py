@@ -1,0 +1,9 @@
+"""The hidden autograder of the Transformer course (see README.md)."""
+
+import sys
+
+# nbformat validates notebooks with jsonschema, which at import compiles the grammars of the
+# optional rfc3987_syntax package (about 2 s of CPU per process, more than importing torch) for
+# the "iri" string formats that no notebook schema uses. Marking it absent makes jsonschema skip
+# those formats; every process of the kit (CLI, nbgrader plugin, workers' parent) imports this first.
+sys.modules.setdefault("rfc3987_syntax", None)

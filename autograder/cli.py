@@ -116,7 +116,7 @@ def main(argv=None):
     status = _main(argv)
     if status == EXIT_INTERRUPTED and argv is None:  # the command itself, not a caller's test
         # Ctrl-C: every report is written and every worker is dead; end now. The interpreter's
-        # tear-down of torch and matplotlib alone takes seconds on a busy machine.
+        # tear-down of torch alone takes seconds on a busy machine.
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -202,7 +202,7 @@ def write_student(out_dir, result, title=None, lang="id"):
     """Write OUT/<student>/record.json, results.json, feedback.md and feedback.html (the same
     with pictures); returns the folder.
     The record goes last: a folder with a record has a complete set of reports."""
-    from autograder.feedback_html import feedback_html  # matplotlib: only once reports are due
+    from autograder.feedback_html import feedback_html  # late: feedback_html imports report
 
     folder = Path(out_dir) / student_folder(result.student)
     write_atomic(folder / "results.json",
