@@ -1,7 +1,7 @@
 """The check registry: every check is declared once, beside the code that decides it.
 
     @check("mha.shape", assignment="attention", target="MultiHeadAttention",
-           category="shape", points=2, needs=("mha.construct",),
+           category="shape", points=2, needs=("mha.construct", "mha.sensitivity"),
            title=bilingual("...", "..."), hint=bilingual("...", "..."))
     def mha_shape(ctx): ...
 
@@ -19,11 +19,12 @@ The rule a check follows:
 - It runs only when every check in ``needs`` passed; those are declared before it.
 - Points go to code that computes (the gate). Every target has exactly one check of category
   ``sensitivity``, its *gate*, declared right after the checks that only read the definition
-  (``*.present``, ``*.construct``), which it needs. It fails only for degenerate code: an output
-  that does not respond to an input it must depend on (attention weights to q and to k, the
-  output to v; a feed-forward or block to x; a decoder block to x and memory), that is its input
-  plus something fixed (``out - x`` independent of x), or that holds nothing but NaN or inf; a
-  causal mask or positional encoding that is the same everywhere. It never compares with the
+  (``*.present``, ``*.construct``), which it needs. It fails only for degenerate code: results
+  that do not respond to an input they must depend on (an attention's output and weights to each
+  of q, k and v; a feed-forward or encoder block to x; a decoder block to x or the memory, since
+  ignoring only the memory is one bug, ``dec.memory_path``'s), an output that is its input plus
+  something fixed (``out - x`` independent of x), or that holds nothing but NaN or inf; a causal
+  mask or positional encoding that is the same everywhere. It never compares with the
   reference, so a submission with one real bug (a missing scale, ReLU for GELU, an inverted
   mask, a sub-layer's NaN row) passes it and is charged once, by the check that names the bug;
   an error raised by the student's code passes it too (the checks after it name the error). Every
