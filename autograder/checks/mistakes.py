@@ -397,9 +397,9 @@ CATALOGUE = (
        ("forward mengembalikan masukannya tanpa perubahan.", "forward returns its input unchanged."),
        ("Selesaikan forward: hitung sub-layer-nya dan kembalikan hasilnya, bukan `x`.",
         "Finish forward: compute the sub-layers and return their result, not `x`."),
-       ["identity"], BLOCK_VALUES | {"shape", "permutation_equivariance", "pe_breaks_equivariance",
-                                     "gradient_flow", "batch_independence", "causality",
-                                     "memory_path"}),
+       ["identity"], BLOCK_VALUES | {"shape", "sensitivity", "permutation_equivariance",
+                                     "pe_breaks_equivariance", "gradient_flow",
+                                     "batch_independence", "causality", "memory_path"}),
     _m("equal_lengths_assumed", ANY,
        ("Kode mengandaikan Tq = Tk: benar bila kueri dan kunci sama panjang, salah bila tidak.",
         "The code assumes Tq = Tk: right when queries and keys have the same length, wrong "
@@ -1174,7 +1174,8 @@ class Diagnoser:
             first = _tensors(self.session.call(obj, *args, **kwargs))[0]
             second = _tensors(self.session.call(obj, *args, **kwargs))[0]
             return (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)
-                    and first.shape == second.shape and not torch.equal(first, second))
+                    and first.shape == second.shape
+                    and not torch.allclose(first, second, rtol=0, atol=0, equal_nan=True))
         return bool(self._any_setup(target, test))
 
 

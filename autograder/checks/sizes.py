@@ -569,7 +569,7 @@ def ffn_sizes(ctx):
 
 # -- EncoderBlock ---------------------------------------------------------------------------------
 @check("enc.sizes", assignment="encoder", target=ENC, category="hidden_config", points=1,
-       needs=("enc.construct",), title=TITLE,
+       needs=("enc.sensitivity",), title=TITLE,
        hint=_hint("Blok dinilai utuh (dengan sub-layer Anda sendiri), pre-LN dan post-LN, dengan "
                   "dan tanpa mask padding.",
                   "The block is graded whole (with your own sub-layers), pre-LN and post-LN, with and "
@@ -621,7 +621,7 @@ def enc_sizes(ctx):
 
 # -- DecoderBlock ---------------------------------------------------------------------------------
 @check("dec.sizes", assignment="decoder", target=DEC, category="hidden_config", points=1,
-       needs=("dec.construct",), title=TITLE,
+       needs=("dec.sensitivity",), title=TITLE,
        hint=_hint("Tdec dan Tsrc boleh berbeda (dan bernilai 1); mask kausal berukuran Tdec dari "
                   "masukan, berapa pun panjangnya.",
                   "Tdec and Tsrc may differ (and be 1); the causal mask has the input's Tdec, however "

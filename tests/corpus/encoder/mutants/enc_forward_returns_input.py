@@ -1,5 +1,5 @@
-# corpus: mutant — EncoderBlock builds its layers but forward is unfinished and returns x (degenerate: its gate, enc.sensitivity, stops the property checks and enc.param_count; enc.sizes still compares it with the reference)
-# expect-fail: enc.sensitivity, enc.sizes
+# corpus: mutant — EncoderBlock builds its layers but forward is unfinished and returns x (degenerate: its gate, enc.sensitivity, stops the property checks, enc.param_count and enc.sizes)
+# expect-fail: enc.sensitivity
 # expect-message: enc.sensitivity: forward only returns x
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct
 # diagnosis: forward_returns_input
