@@ -1,14 +1,15 @@
-"""Benchmark: grade the same N nbgrader submissions with ``autograder grade`` and with
-``nbgrader autograde``, on this machine, in one run; print both wall times and the ratio,
-plus the floor (every submission graded in-process, torch already imported, zygote warm).
+"""Benchmark: the kit against plain nbgrader, for every assignment, on this machine, in one run.
 
-    .venv/bin/python bench/batch_vs_nbgrader.py            # N = 100, the issue's mix
-    .venv/bin/python bench/batch_vs_nbgrader.py --n 20     # quicker
-    .venv/bin/python bench/batch_vs_nbgrader.py --skip-nbgrader
+    .venv/bin/python bench/batch_vs_nbgrader.py                        # N = 100, all three
+    .venv/bin/python bench/batch_vs_nbgrader.py --n 10 --assignment encoder
+    .venv/bin/python bench/batch_vs_nbgrader.py --skip-nbgrader        # the kit only
 
-The mix (attention assignment): mostly correct notebooks, typical one-bug notebooks, and one
-notebook whose MultiHeadAttention.forward never returns. nbgrader runs with its default cell
-timeout (30 s) so that the endless loop costs it what it costs any nbgrader course.
+Per assignment: N submissions (mostly correct, every 10th with a one-line bug, one with an
+endless loop), graded by **plain nbgrader** (a temp course whose hidden cells hold plain torch
+asserts from plain_asserts.py instead of the kit's ``grade_target`` calls, no self-check cell,
+nbgrader's default preprocessors and cell timeout; checked to be sane: correct notebooks get full
+marks, the others lose points) and by **the kit** (``autograder grade --jobs J``, the real CLI),
+both timed from process start, plus the kit's in-process floor. bench/README.md has the details.
 """
 
 import argparse
@@ -21,63 +22,133 @@ import tempfile
 import time
 from pathlib import Path
 
+from plain_asserts import PLAIN_TESTS
+
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENT = "attention"
-BUGS = [  # (name, text in the reference solution cell, replacement)
-    ("no_scale", "/ math.sqrt(d_k)", ""),
-    ("inverted_mask", "masked_fill(mask,", "masked_fill(~mask,"),
-    ("tril", "torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)",
-     "torch.tril(torch.ones(t, t, dtype=torch.bool), diagonal=0)"),
-    ("no_wo", "return self.wo(z), weights", "return z, weights"),
-]
-LOOP = ("endless_loop", "        b, tq, d = q.shape\n", "        b, tq, d = q.shape\n        while True:\n            pass\n")
+ASSIGNMENTS = ("attention", "encoder", "decoder")
+BUGS = {  # (name, text in the reference solution cell, replacement)
+    "attention": [
+        ("no_scale", "/ math.sqrt(d_k)", ""),
+        ("inverted_mask", "masked_fill(mask,", "masked_fill(~mask,"),
+        ("tril", "torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)",
+         "torch.tril(torch.ones(t, t, dtype=torch.bool), diagonal=0)"),
+        ("no_wo", "return self.wo(z), weights", "return z, weights"),
+    ],
+    "encoder": [
+        ("cos_everywhere", "pe[:, 0::2] = torch.sin(angle)", "pe[:, 0::2] = torch.cos(angle)"),
+        ("relu", "F.gelu(self.l1(x))", "F.relu(self.l1(x))"),
+        ("no_ffn_residual", "return self.ln2(h + self.ffn(h))", "return self.ln2(self.ffn(h))"),
+        ("mask_dropped", "self.attn(x, x, x, mask)[0]", "self.attn(x, x, x)[0]"),
+    ],
+    "decoder": [
+        ("no_causal_mask", "mask = causal_mask(x.size(1)).to(x.device)", "mask = None"),
+        ("raw_memory", "self.cross_attn(self.ln2(h), m, m)", "self.cross_attn(self.ln2(h), memory, memory)"),
+        ("no_cross_residual", "h = h + z", "h = z"),
+        ("no_self_residual", "h = x + self.self_attn(n, n, n, mask)[0]", "h = self.self_attn(n, n, n, mask)[0]"),
+    ],
+}
+LOOP_AT = {  # a line of the graded module's forward; the loop goes right before it
+    "attention": "        b, tq, d = q.shape\n",
+    "encoder": "        if self.prenorm:\n",
+    "decoder": "        mask = causal_mask(x.size(1))",
+}
+PLAIN_CONFIG = """\
+# nbgrader as an instructor without the kit configures it: default preprocessors and timeout.
+c = get_config()
+c.CourseDirectory.course_id = "transformer-plain"
+c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
+"""
 
 
-def run(command, cwd, env):
+def timed(command, cwd, env):
     started = time.monotonic()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     return time.monotonic() - started, done
 
 
-def make_course(workdir, env):
-    course = workdir / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", course)
-    shutil.copytree(ROOT / "assignments" / "source", course / "source")
-    _, done = run(["nbgrader", "generate_assignment", ASSIGNMENT], course, env)
+def must(command, cwd, env, what):
+    _, done = timed(command, cwd, env)
     if done.returncode:
-        sys.exit(f"generate_assignment failed:\n{done.stdout}\n{done.stderr}")
-    return course
+        sys.exit(f"{what} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
 
 
-def submissions(course, n):
-    """N filled-in release notebooks: every 10th has a typical bug, one loops forever."""
-    release = json.loads((course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-    source = json.loads((course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-    answers = {cell["id"]: "".join(cell["source"]) for cell in source["cells"]}
+def nbgrader_cells(notebook):
+    return [(cell, cell["metadata"].get("nbgrader", {})) for cell in notebook["cells"]]
+
+
+def build_kit_course(folder, assignment, env):
+    """A copy of this kit's course (its config and plugin) holding one assignment, released."""
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "assignments" / "nbgrader_config.py", folder)
+    shutil.copytree(ROOT / "assignments" / "source" / assignment, folder / "source" / assignment)
+    must(["nbgrader", "generate_assignment", assignment], folder, env, "kit generate_assignment")
+    return folder
+
+
+def build_plain_course(folder, assignment, env):
+    """The baseline course: the same notebook with plain-assert hidden cells and no kit at all."""
+    notebook = json.loads((ROOT / "assignments" / "source" / assignment / f"{assignment}.ipynb").read_text())
+    tests = PLAIN_TESTS[assignment]
+    cells = []
+    for cell, meta in nbgrader_cells(notebook):
+        if meta.get("grade_id") == "cek_mandiri" or "".join(cell["source"]).startswith("## Cek mandiri"):
+            continue  # the kit's self-check: an instructor without the kit has none
+        if meta.get("grade") and not meta.get("solution"):
+            if meta["grade_id"] not in tests:
+                sys.exit(f"no plain asserts for hidden cell {meta['grade_id']} of {assignment}")
+            cell["source"] = f"### BEGIN HIDDEN TESTS\n{tests[meta['grade_id']]}### END HIDDEN TESTS"
+        cells.append(cell)
+    notebook["cells"] = cells
+    source = folder / "source" / assignment
+    source.mkdir(parents=True)
+    (source / f"{assignment}.ipynb").write_text(json.dumps(notebook, ensure_ascii=False, indent=1))
+    (folder / "nbgrader_config.py").write_text(PLAIN_CONFIG)
+    must(["nbgrader", "generate_assignment", assignment], folder, env, "plain generate_assignment")
+    return folder
+
+
+def student_mix(assignment, n):
+    """[(student, bug)] with bug None, (name, old, new) or a loop."""
+    loop_line = LOOP_AT[assignment]
+    loop = ("endless_loop", loop_line, "        while True:\n            pass\n" + loop_line)
+    bugs = BUGS[assignment]
+    mix = []
     for index in range(n):
-        bug = LOOP if index == n // 2 else BUGS[index // 10 % len(BUGS)] if index % 10 == 3 else None
+        bug = loop if index == n // 2 else bugs[index // 10 % len(bugs)] if index % 10 == 3 else None
+        mix.append((f"s{index:03d}" + (f"_{bug[0]}" if bug else ""), bug))
+    return mix
+
+
+def write_submissions(course, assignment, mix):
+    """Each student's notebook: the course's release with the reference code (plus the bug)."""
+    release = json.loads((course / "release" / assignment / f"{assignment}.ipynb").read_text())
+    source = json.loads((ROOT / "assignments" / "source" / assignment / f"{assignment}.ipynb").read_text())
+    answers = {cell["id"]: "".join(cell["source"]) for cell in source["cells"]}
+    for student, bug in mix:
         notebook = json.loads(json.dumps(release))
-        for cell in notebook["cells"]:
-            if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+        applied = False
+        for cell, meta in nbgrader_cells(notebook):
+            if meta.get("solution"):
                 code = "\n".join(line for line in answers[cell["id"]].splitlines()
                                  if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
                 if bug and bug[1] in code:
-                    code = code.replace(bug[1], bug[2])
+                    code, applied = code.replace(bug[1], bug[2], 1), True
                 cell["source"] = code
-        student = f"s{index:03d}" + (f"_{bug[0]}" if bug else "")
-        folder = course / "submitted" / student / ASSIGNMENT
+        if bug and not applied:
+            sys.exit(f"bug {bug[0]!r}: {bug[1]!r} is not in any solution cell of {assignment}")
+        folder = course / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        (folder / f"{ASSIGNMENT}.ipynb").write_text(json.dumps(notebook))
+        (folder / f"{assignment}.ipynb").write_text(json.dumps(notebook))
 
 
-def floor_seconds(course, jobs):
+def floor_seconds(course, assignment, jobs):
     """All submissions graded in this process: torch imported, zygote warm, no reports."""
     from autograder import batch, loader, plan as plans
     from autograder.sandbox.process import shared_zygote
 
-    plan = plans.load(ASSIGNMENT)
-    found = loader.discover([course / "submitted"], ASSIGNMENT, plan.notebook)
+    plan = plans.load(assignment)
+    found = loader.discover([course / "submitted"], assignment, plan.notebook)
     shared_zygote()
     list(batch.grade_many(found[:2], plan, jobs))  # warm caches
     started = time.monotonic()
@@ -85,41 +156,139 @@ def floor_seconds(course, jobs):
     return time.monotonic() - started, len(results)
 
 
+def kit_scores(stdout):
+    """{student: (points, max)} from the CLI's 'Points X/Y student' lines."""
+    scores = {}
+    for line in stdout.splitlines():
+        if line.startswith("Points "):
+            fraction, student = line.split()[1:3]
+            got, total = fraction.split("/")
+            scores[student] = (float(got), float(total))
+    return scores
+
+
+def nbgrader_scores(course, assignment, students):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {s: (gradebook.find_submission(assignment, s).score,
+                    gradebook.find_submission(assignment, s).max_score) for s in students}
+
+
+def score_problems(scores, mix):
+    """Students whose score contradicts their notebook: a correct one below full, a bug at full."""
+    problems = []
+    for student, bug in mix:
+        got, total = scores.get(student, (None, None))
+        if got is None:
+            problems.append(f"{student}: no score")
+        elif (bug is None) != (got == total):
+            problems.append(f"{student}: {got:g}/{total:g}")
+    return problems
+
+
+def timeout_cells(course, assignment, student):
+    """Cells of one autograded notebook that ran into nbgrader's timeout (and were interrupted)."""
+    path = course / "autograded" / student / assignment / f"{assignment}.ipynb"
+    notebook = json.loads(path.read_text())
+    return sum(any(out.get("ename") in ("CellTimeoutError", "KeyboardInterrupt")
+                   for out in cell.get("outputs", [])) for cell in notebook["cells"])
+
+
+def kit_loop_seconds(out, student):
+    """How long the kit spent on one student (OUT/report.json), or None if it does not say."""
+    try:
+        report = json.loads((out / "report.json").read_text())
+        return next(s["execution_time"] for s in report["students"] if s["student"] == student)
+    except (OSError, ValueError, KeyError, StopIteration):
+        return None
+
+
+def bench_assignment(assignment, args, workdir, env, timeout):
+    mix = student_mix(assignment, args.n)
+    kit_env = {**env, "AUTOGRADER_COURSE": str(ROOT / "course.toml")}  # the copied config finds it
+    kit_course = build_kit_course(workdir / assignment / "kit", assignment, kit_env)
+    write_submissions(kit_course, assignment, mix)
+    line = {"assignment": assignment}
+    loop_student = next(student for student, bug in mix if bug and bug[0] == "endless_loop")
+    out = workdir / assignment / "reports"
+
+    kit, done = timed([str(Path(sys.executable).parent / "autograder"), "grade",
+                       str(kit_course / "submitted"), "--assignment", assignment,
+                       "--out", str(out), "--jobs", str(args.jobs)], ROOT, kit_env)
+    if done.returncode:
+        sys.exit(f"autograder grade failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    missed = score_problems(kit_scores(done.stdout), mix)
+    kit_loop = kit_loop_seconds(out, loop_student)
+    floor, graded = floor_seconds(kit_course, assignment, args.jobs)
+    line.update(kit=kit, floor=floor)
+    print(f"[{assignment}] autograder grade: {kit:7.1f} s ({kit / args.n * 1000:5.0f} ms/submission); "
+          f"floor {floor:.1f} s ({floor / graded * 1000:.0f} ms/submission); kit/floor {kit / floor:.2f}x")
+    if kit_loop is not None:
+        print(f"[{assignment}] the kit spent {kit_loop:.1f} s on {loop_student} (one of {args.jobs} jobs)")
+    if missed:
+        print(f"[{assignment}] WARNING: the kit's scores contradict the mix: {', '.join(missed)}")
+
+    if not args.skip_nbgrader:
+        plain_course = build_plain_course(workdir / assignment / "plain", assignment, env)
+        write_submissions(plain_course, assignment, mix)
+        nbgrader, done = timed(["nbgrader", "autograde", assignment], plain_course, env)
+        students = [student for student, _ in mix]
+        scores = nbgrader_scores(plain_course, assignment, students)
+        problems = score_problems(scores, mix)
+        if done.returncode or problems:
+            sys.exit(f"[{assignment}] the plain-nbgrader baseline is not sane (exit {done.returncode}; "
+                     f"correct notebooks must get full marks, bugs must lose points): {problems}\n"
+                     f"{done.stderr[-3000:]}")
+        waited = timeout_cells(plain_course, assignment, loop_student) * timeout
+        line.update(nbgrader=nbgrader, waited=waited)
+        print(f"[{assignment}] nbgrader autograde (plain asserts): {nbgrader:7.1f} s "
+              f"({nbgrader / args.n * 1000:5.0f} ms/submission), {waited:.0f} s of it waiting for "
+              f"timeouts; baseline sane: correct = full marks, " + ", ".join(
+                  f"{student} {scores[student][0]:g}/{scores[student][1]:g}" for student, bug in mix if bug))
+        print(f"[{assignment}] nbgrader/kit {nbgrader / kit:.1f}x (without the timeouts "
+              f"{(nbgrader - waited) / kit:.1f}x); target at least 50x")
+    return line
+
+
+def print_table(lines, n):
+    print(f"\nN = {n} submissions per assignment; seconds, end to end (process start included)")
+    header = ("assignment", "nbgrader", "timeouts", "kit", "floor", "nbg/kit", "w/o t.o.",
+              "kit ms/sub", "nbg ms/sub")
+    print("".join(f"{title:>11s}" for title in header))
+    for line in lines:
+        kit, nbgrader, waited = line["kit"], line.get("nbgrader"), line.get("waited")
+        plain = nbgrader is not None
+        values = [(nbgrader, ".1f"), (waited, ".0f"), (kit, ".1f"), (line["floor"], ".1f"),
+                  (plain and nbgrader / kit, ".1f"), (plain and (nbgrader - waited) / kit, ".1f"),
+                  (kit / n * 1000, ".0f"), (plain and nbgrader / n * 1000, ".0f")]
+        print(f"{line['assignment']:>11s}" + "".join(
+            f"{format(value, spec) if plain or value else '-':>11s}" for value, spec in values))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=100, help="number of submissions (default 100)")
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--n", type=int, default=100, help="submissions per assignment (default 100)")
+    parser.add_argument("--assignment", action="append", choices=ASSIGNMENTS,
+                        help="assignment to measure (repeatable; default: all three)")
+    parser.add_argument("--jobs", type=int, default=2, help="autograder grade --jobs (default 2)")
     parser.add_argument("--skip-nbgrader", action="store_true", help="time only the kit")
     args = parser.parse_args()
+    if args.n < 10:
+        parser.error("--n must be at least 10 (the mix needs a bug and an endless loop)")
+    from nbgrader.preprocessors import Execute
+
+    timeout = Execute.timeout.default_value
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    print(f"{args.n} submissions per assignment; kit --jobs {args.jobs}; {os.cpu_count()} cores; "
+          f"nbgrader's default cell timeout (Execute.timeout) {timeout} s, kept for the baseline")
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
-        course = make_course(workdir, env)
-        submissions(course, args.n)
-        print(f"{args.n} submissions of '{ASSIGNMENT}' in {course / 'submitted'}; {args.jobs} jobs; "
-              f"{os.cpu_count()} cores")
-
-        kit, done = run([sys.executable, "-m", "autograder", "grade", str(course / "submitted"),
-                         "-a", ASSIGNMENT, "-o", str(workdir / "reports"), "--jobs", str(args.jobs)],
-                        ROOT, env)
-        if done.returncode:
-            sys.exit(f"autograder grade failed:\n{done.stderr[-3000:]}")
-        kit_points = sorted(line for line in done.stdout.splitlines() if line.startswith("Points"))
-        print(f"autograder grade:     {kit:8.1f} s  ({kit / args.n * 1000:6.0f} ms per submission)")
-
-        floor, graded = floor_seconds(course, args.jobs)
-        print(f"floor (in-process):   {floor:8.1f} s  ({floor / graded * 1000:6.0f} ms per submission, "
-              f"fork + checks, torch imported)")
-        print(f"kit / floor:          {kit / floor:8.2f}x   (target: within 3x)")
-
-        if not args.skip_nbgrader:
-            nbgrader, done = run(["nbgrader", "autograde", ASSIGNMENT, "--Execute.timeout=30"], course, env)
-            print(f"nbgrader autograde:   {nbgrader:8.1f} s  ({nbgrader / args.n * 1000:6.0f} ms per "
-                  f"submission, exit {done.returncode})")
-            print(f"nbgrader / kit:       {nbgrader / kit:8.1f}x   (target: at least 50x)")
-        print(f"scores: {len(kit_points)} lines 'Points X/Y', e.g. {kit_points[0]!r} ... {kit_points[-1]!r}")
+        lines = [bench_assignment(assignment, args, workdir, env, timeout)
+                 for assignment in args.assignment or ASSIGNMENTS]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    print_table(lines, args.n)
 
 
 if __name__ == "__main__":
