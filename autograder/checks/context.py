@@ -146,7 +146,7 @@ class Context:
             return_inputs=return_inputs)
         return result, Records(raw, after)
 
-    def record_many(self, runs):
+    def record_many(self, runs, timeout=None):
         """Several ``record`` runs in one request: ``runs`` is a list of dicts with ``target``,
         ``args`` and optionally ``kwargs``, ``modules``, ``functions``, ``standins`` and
         ``return_inputs``; returns [(result, ``Records``)] in the same order."""
@@ -154,7 +154,8 @@ class Context:
                   "return_inputs": r.get("return_inputs", False),
                   "record": {"modules": r.get("modules", ()), "functions": r.get("functions", ()),
                              "standins": r.get("standins")}} for r in runs]
-        return [(result, Records(raw, after)) for result, raw, after in self.session.calls_recording(calls)]
+        return [(result, Records(raw, after))
+                for result, raw, after in self.session.calls_recording(calls, timeout=timeout)]
 
     def grad_recording(self, target, cotangent, args, modules=()):
         """``session.grad`` with the sub-modules at ``modules`` recorded: (param grads, input

@@ -13,15 +13,14 @@ checks (rows sum to one, masking, batch independence, gradients, ...) run the mo
 """
 
 import torch
-import torch.nn.functional as F
 
 from autograder.checks.common import (
+    around_sdpa,
     HINT_GATE, HINT_MASK, computes, expect_attention_computes, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
     expect_gradient_flow, expect_inputs_untouched, expect_masked, expect_param_count,
     expect_present, expect_rows_sum_to_one, expect_runs_on_meta, expect_submodules, mha_shapes,
     padding_mask,
 )
-from autograder.checks.context import blocked
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
 from autograder.texts import bilingual
 
@@ -79,85 +78,6 @@ def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
         with torch.no_grad():
             expected = ref(q, k, v, mask)
     return out, weights, expected[0], expected[1]
-
-
-def _split(x, heads):
-    b, t, d = x.shape
-    return x.view(b, t, heads, d // heads).transpose(1, 2)
-
-
-def _flat(x, tail):
-    """(..., *tail) -> (N, *tail), or None."""
-    if not isinstance(x, torch.Tensor) or x.dim() < len(tail) + 1 or tuple(x.shape[-len(tail):]) != tail:
-        return None
-    return x.reshape(-1, *tail)
-
-
-LAYOUTS = {  # how (B, H, T, X) heads are laid out along one axis of scaled_dot_product_attention calls
-    "batch-major": (lambda x: x.reshape(-1, *x.shape[2:]),
-                    lambda x, b, h: x.reshape(b, h, *x.shape[1:])),
-    "head-major": (lambda x: x.transpose(0, 1).reshape(-1, *x.shape[2:]),
-                   lambda x, b, h: x.reshape(h, b, *x.shape[1:]).transpose(0, 1)),
-}
-
-
-def around_sdpa(ctx, ref, q, k, v, mask, calls, tolerance="float32"):
-    """(expected out, expected weights) from the recorded scaled_dot_product_attention calls
-    of one forward, or None when there are none or their layout is not one read here: one call
-    on (B, H, T, d_k), on (B*H, T, d_k), or one call per head or per batch item. Fails when the
-    layout is read but MultiHeadAttention passes the wrong keys, values or mask."""
-    if not calls:
-        return None
-    b, tq, d = q.shape
-    tk, heads = k.shape[1], ref.num_heads
-    d_k = d // heads
-    with torch.no_grad():
-        Q, K, V = (_split(F.linear(x, lin.weight.to(x.dtype), lin.bias.to(x.dtype)), heads)
-                   for x, lin in ((q, ref.wq), (k, ref.wk), (v, ref.wv)))
-    pieces = {"q": [], "k": [], "v": [], "mask": [], "out": [], "weights": []}
-    for call in calls:
-        cq, ck, cv, cmask = call.attention_arguments()
-        flat = {"q": _flat(cq, (tq, d_k)), "k": _flat(ck, (tk, d_k)), "v": _flat(cv, (tk, d_k)),
-                "out": _flat(call.main, (tq, d_k)), "weights": _flat(call.second, (tq, tk))}
-        if any(x is None for x in flat.values()) or len({x.shape[0] for x in flat.values()}) != 1:
-            return None
-        scores = (*cq.shape[:-1], tk)
-        flat["mask"] = blocked(cmask, scores)
-        if flat["mask"] is None:
-            fail(bilingual("Mask yang diteruskan ke scaled_dot_product_attention bukan mask yang "
-                           "diterima MultiHeadAttention.",
-                           "The mask passed on to scaled_dot_product_attention is not the mask "
-                           "MultiHeadAttention received."))
-        flat["mask"] = flat["mask"].reshape(-1, tq, tk)
-        for name, value in flat.items():
-            pieces[name].append(value)
-    got = {name: torch.cat(values) for name, values in pieces.items()}
-    if got["q"].shape[0] != b * heads:
-        return None
-    for name, (arrange, restore) in LAYOUTS.items():
-        if ctx.same(got["q"], arrange(Q), tolerance):
-            break
-    else:
-        return None  # not the projected, split queries in a layout read here: compare the whole
-    for key, expected, label in ((
-            "k", K, bilingual("kunci (key) k", "keys (k)")), ("v", V, bilingual("nilai (value) v", "values (v)"))):
-        if not ctx.same(got[key], arrange(expected), tolerance):
-            fail(bilingual(f"{label['id'].capitalize()} yang diteruskan ke scaled_dot_product_attention "
-                           "bukan hasil proyeksi yang dipecah menjadi head seperti kueri (query).",
-                           f"The {label['en']} passed to scaled_dot_product_attention are not the "
-                           "projected inputs split into heads like the queries."))
-    wanted = arrange(blocked(mask, (b, heads, tq, tk)).contiguous())
-    if not torch.equal(got["mask"], wanted):
-        fail(bilingual("Mask yang diteruskan ke scaled_dot_product_attention bukan mask yang diterima "
-                       "MultiHeadAttention.",
-                       "The mask passed on to scaled_dot_product_attention is not the mask "
-                       "MultiHeadAttention received."))
-    heads_out = restore(got["out"], b, heads)
-    weights = restore(got["weights"], b, heads)
-    merged = heads_out.to(q.dtype).transpose(1, 2).reshape(b, tq, d)
-    with torch.no_grad():
-        out = F.linear(merged, ref.wo.weight.to(q.dtype), ref.wo.bias.to(q.dtype))
-    return out, weights
 
 
 @check("mha.present", assignment="attention", target=MHA, category="api", points=1,

@@ -11,6 +11,8 @@ edge (1 excepted), in any role, so none of them appears in a message (and gradin
 such numbers, which applies since these checks read the hidden sizes to avoid them, changes
 nothing). Passing costs at most about 15 worker requests per check.
 
+MultiHeadAttention is graded around its own scaled_dot_product_attention when it calls it (as
+``mha.numeric`` is: that function's bug is charged to its own checks and ``mha.integration``).
 The blocks are compared exactly as written (their own sub-layers, the reference's weights), so
 a sub-layer's bug also shows here; ``mistakes.diagnose`` names it once, at its root.
 """
@@ -23,7 +25,7 @@ from typing import Callable
 
 import torch
 
-from autograder.checks.common import first_output
+from autograder.checks.common import around_sdpa, first_output
 from autograder.config import Sizes
 from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual
@@ -65,7 +67,8 @@ class Probe:
     target: object  # a function name or a student object
     args: tuple
     kwargs: dict
-    judge: Callable  # judge(result): returns when right, else fail(...)
+    judge: Callable  # judge(result, records): returns when right, else fail(...)
+    functions: tuple = ()  # the student's module-level functions to record (``records``)
 
 
 class _Fails(Exception):
@@ -97,7 +100,11 @@ class Search:
         every configuration's call in one request; the ones that fail are searched one by one."""
         def evaluate(config):
             probe = prepare(config)
-            probe.judge(ctx.call(probe.target, *probe.args, **probe.kwargs))
+            if probe.functions:
+                probe.judge(*ctx.record(probe.target, *probe.args, functions=probe.functions,
+                                        **probe.kwargs))
+            else:
+                probe.judge(ctx.call(probe.target, *probe.args, **probe.kwargs), None)
         return cls(ctx, fields, evaluate, valid, show, requests, prepare)
 
     def key(self, config):
@@ -171,20 +178,20 @@ class Search:
                 self.results[key] = failed.message
             except self.ctx.StudentError as error:
                 self.results[key] = _raised(error)
-        calls = getattr(self.ctx.session, "calls", None)
-        if calls is None:  # a session without batched calls: one by one
+        if not hasattr(self.ctx.session, "calls_recording"):  # no batched calls: one by one
             return
         timeout = getattr(self.ctx.session, "request_timeout", None)
         for start in range(0, len(probes), CALLS_PER_REQUEST):
             chunk = probes[start:start + CALLS_PER_REQUEST]
+            runs = [{"target": p.target, "args": p.args, "kwargs": p.kwargs, "functions": p.functions}
+                    for _, p in chunk]
             try:
-                results = calls([(p.target, p.args, p.kwargs) for _, p in chunk],
-                                timeout=timeout and timeout * min(len(chunk), 3))
+                answers = self.ctx.record_many(runs, timeout=timeout and timeout * min(len(chunk), 3))
             except self.ctx.StudentError:
                 return
-            for (key, probe), result in zip(chunk, results):
+            for (key, probe), (result, records) in zip(chunk, answers):
                 try:
-                    probe.judge(result)
+                    probe.judge(result, records if probe.functions else None)
                     self.results[key] = None
                 except CheckFailed as failed:
                     self.results[key] = failed.message
@@ -400,7 +407,7 @@ def sdpa_sizes(ctx):
         k, v = _randn(g, *batch, c["tk"], c["dk"]), _randn(g, *batch, c["tk"], c["dv"])
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
-        def judge(result):
+        def judge(result, records=None):
             out, weights = ctx.pair(result, SDPA)
             ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v, mask)
             exact_out, exact_weights = ctx.reference.scaled_dot_product_attention(
@@ -457,12 +464,17 @@ def mha_sizes(ctx):
         q, k, v = _randn(g, c["b"], c["tq"], d), _randn(g, c["b"], c["tk"], d), _randn(g, c["b"], c["tk"], d)
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
-        def judge(result):
+        def judge(result, records=None):
             out, weights = ctx.pair(result, "MultiHeadAttention.forward")
+            around = records and around_sdpa(ctx, ref.float32, q, k, v, mask, records.of(SDPA))
+            if around:  # graded around its own scaled_dot_product_attention, as mha.numeric is
+                _expect_same(ctx, out, around[0], OUTPUT)
+                _expect_same(ctx, weights, around[1], WEIGHTS)
+                return
             (ref_out, ref_weights), (exact_out, exact_weights) = ref(q, k, v, mask)
             _expect_same(ctx, out, ref_out, OUTPUT, exact_out)
             _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights)
-        return Probe(obj, (q, k, v), {} if mask is None else {"mask": mask}, judge)
+        return Probe(obj, (q, k, v), {} if mask is None else {"mask": mask}, judge, functions=(SDPA,))
 
     def show(c):
         return _shown(f"MultiHeadAttention(d_model={c['heads'] * c['dk']}, num_heads={c['heads']}), "
@@ -502,7 +514,7 @@ def pe_sizes(ctx):
     from hypothesis import strategies as st
 
     def prepare(c):
-        def judge(result):
+        def judge(result, records=None):
             label = f"positional_encoding({c['length']}, {c['d_model']})"
             pe = ctx.tensor(result, label, shape=(c["length"], c["d_model"]))
             expected = ctx.reference.positional_encoding(c["length"], c["d_model"])
@@ -540,7 +552,7 @@ def ffn_sizes(ctx):
         obj, ref = module(c["d_model"], c["d_ff"])
         x = _randn(_generator(ctx, c), c["b"], c["t"], c["d_model"]) * 2
 
-        def judge(result):
+        def judge(result, records=None):
             expected, exact = ref(x)
             _expect_same(ctx, result, expected, OUTPUT, exact)
         return Probe(obj, (x,), {}, judge)
@@ -585,7 +597,7 @@ def enc_sizes(ctx):
         x = _randn(_generator(ctx, c), c["b"], c["t"], d)
         mask = _padding(c["b"], c["t"], c["mask"])
 
-        def judge(result):
+        def judge(result, records=None):
             expected, exact = ref(x, mask)
             _expect_same(ctx, first_output(ctx, result, OUTPUT), expected, OUTPUT, exact)
         return Probe(obj, (x,), {} if mask is None else {"mask": mask}, judge)
@@ -637,7 +649,7 @@ def dec_sizes(ctx):
         g = _generator(ctx, c)
         x, memory = _randn(g, c["b"], c["tdec"], d), _randn(g, c["b"], c["tsrc"], d)
 
-        def judge(result):
+        def judge(result, records=None):
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 fail(bilingual("forward harus mengembalikan (keluaran, bobot cross-attention).",
                                "forward must return (output, cross-attention weights)."))

@@ -197,7 +197,7 @@ class Session:
             raise WorkerFailure("bad_reply", "malformed answer to calls")
         return [self._call_answer(r, m.get("return_inputs"), "record" in m) for r, m in zip(replies, messages)]
 
-    def calls_recording(self, calls):
+    def calls_recording(self, calls, timeout=None):
         """Several ``call_recording`` calls in one request, run in order: ``calls`` is a list of
         dicts with ``target``, ``args`` and optionally ``kwargs``, ``record``, ``return_inputs``.
         Returns a list of (result, records, inputs afterwards or None); the first call that
@@ -207,7 +207,7 @@ class Session:
         messages = [self._call_message(c["target"], c["args"], c.get("kwargs") or {},
                                        _record_spec(c.get("record")), bool(c.get("return_inputs")))
                     for c in calls]
-        return [(result, records, after) for result, after, records in self._calls(messages)]
+        return [(result, records, after) for result, after, records in self._calls(messages, timeout)]
 
     @classmethod
     def _call_message(cls, target, args, kwargs, record, return_inputs):

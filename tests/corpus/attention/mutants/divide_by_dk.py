@@ -1,6 +1,6 @@
 # corpus: mutant — scores divided by d_k instead of sqrt(d_k)
 # expect-fail: sdpa.numeric, mha.integration
-# expect-pass: sdpa.shape, sdpa.float64, mha.float64, sdpa.rows_sum_to_one, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.param_count, mha.rows_sum_to_one, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.numeric, mha.hidden_config
+# expect-pass: sdpa.shape, sdpa.float64, mha.float64, sdpa.rows_sum_to_one, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.param_count, mha.rows_sum_to_one, mha.mask_convention, mha.gradient_flow, mha.batch_independence, mha.numeric, mha.hidden_config, mha.sizes
 # diagnosis: sdpa.scale_by_dk
 import torch
 import torch.nn as nn
