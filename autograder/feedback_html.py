@@ -28,9 +28,9 @@ WORDS_HTML = {
             "Baris = kueri, kolom = kunci; tiap baris bobot seharusnya berjumlah 1. Sel berarsir "
             "abu-abu diblokir oleh mask (True = diblokir) dan harus berbobot tepat 0; sel berbingkai "
             "merah adalah posisi diblokir yang tetap mendapat bobot (atau NaN)."),
-        "attention_same": "Baris bawah dihitung oleh solusi acuan dengan bobot parameter yang sama.",
+        "attention_same": "Baris bawah dihitung oleh solusi acuan dengan parameter yang sama.",
         "attention_other": ("Parameter Anda tidak dapat disalin (nama atau bentuknya lain), jadi "
-                            "baris bawah memakai bobot parameter lain: bandingkan polanya saja."),
+                            "baris bawah memakai parameter lain: bandingkan polanya saja."),
         "pe_caption": ("Baris = posisi, kolom = fitur: kolom genap sinus, kolom ganjil kosinus, "
                        "dengan frekuensi yang makin kecil ke kanan. Panel kanan: selisih mutlak."),
         "causality_caption": (

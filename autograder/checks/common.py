@@ -450,7 +450,7 @@ def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
 GATE_TAIL = bilingual(" Pemeriksaan lain untuk bagian ini baru dinilai setelah pemeriksaan ini lulus.",
                       " The other checks of this part are graded only once this one passes.")
 HINT_GATE = bilingual(
-    "Poin sifat-sifat (bentuk, masking, gradien, batch, dtype, ...) hanya diberikan untuk kode yang "
+    "Poin untuk sifat-sifat (bentuk, masking, gradien, batch, dtype, ...) hanya diberikan untuk kode yang "
     "benar-benar menghitung: keluarannya berhingga (bukan NaN atau inf) dan berubah ketika "
     "masukannya berubah. Selesaikan perhitungannya lebih dahulu.",
     "The points for properties (shapes, masking, gradients, batch, dtype, ...) go only to code "

@@ -174,8 +174,8 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
     h = h + z
     ffn = only_call(records, "ffn")
     if not ctx.same(ffn.arguments(("x",)).get("x", MISSING), layer_norm(h, ref.ln3), tolerance):
-        fail(bilingual("self.ffn tidak menerima ln3(h) dengan h = h + cross_attn(...)[0].",
-                       "self.ffn does not receive ln3(h) with h = h + cross_attn(...)[0]."))
+        fail(bilingual("`self.ffn` tidak menerima `ln3(h)` dengan `h = h + cross_attn(...)[0]`.",
+                       "`self.ffn` does not receive `ln3(h)` with `h = h + cross_attn(...)[0]`."))
     f = ctx.tensor(ffn.main, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
     return h + f, cross.second
 
@@ -227,7 +227,7 @@ def dec_construct(ctx):
 
 @check("dec.sensitivity", assignment="decoder", target=DEC, category="sensitivity", points=0,
        needs=("dec.construct",),
-       title=bilingual("Keluaran bergantung pada masukan dan bukan x itu sendiri",
+       title=bilingual("Keluaran bergantung pada masukan, tetapi tidak sama dengan x",
                        "The output depends on the inputs and is not x itself"), hint=HINT_GATE_BLOCK)
 def dec_sensitivity(ctx):
     """Degenerate: an output that ignores x and the memory alike, is x (plus something fixed),

@@ -109,7 +109,7 @@ def ffn_construct(ctx):
 
 @check("ffn.sensitivity", assignment="encoder", target=FFN, category="sensitivity", points=0,
        needs=("ffn.construct",),
-       title=bilingual("Keluaran bergantung pada x dan bukan x itu sendiri",
+       title=bilingual("Keluaran bergantung pada x, tetapi tidak sama dengan x",
                        "The output depends on x and is not x itself"), hint=HINT_GATE)
 def ffn_sensitivity(ctx):
     obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)

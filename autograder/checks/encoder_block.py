@@ -129,7 +129,7 @@ def expected_output(ctx, records, ref, x, prenorm, heads, mask=None, tolerance="
     wanted = layer_norm(h, ref.ln2) if prenorm else h
     if not ctx.same(ffn.arguments(("x",)).get("x", MISSING), wanted, tolerance):
         text = "ln2(x + attn(n, n, n, mask)[0])" if prenorm else "ln1(x + attn(x, x, x, mask)[0])"
-        fail(bilingual(f"self.ffn tidak menerima {text}.", f"self.ffn does not receive {text}."))
+        fail(bilingual(f"`self.ffn` tidak menerima `{text}`.", f"`self.ffn` does not receive `{text}`."))
     f = ctx.tensor(ffn.main, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
     return h + f if prenorm else layer_norm(h + f, ref.ln2)
 
@@ -182,7 +182,7 @@ def enc_construct(ctx):
 
 @check("enc.sensitivity", assignment="encoder", target=ENC, category="sensitivity", points=0,
        needs=("enc.construct",),
-       title=bilingual("Keluaran bergantung pada x dan bukan x itu sendiri",
+       title=bilingual("Keluaran bergantung pada x, tetapi tidak sama dengan x",
                        "The output depends on x and is not x itself"), hint=HINT_GATE_BLOCK)
 def enc_sensitivity(ctx):
     c = ctx.chapter

@@ -1,7 +1,7 @@
 # corpus: mutant — wiring bug: the feed-forward reads ln3 of h from before the cross-attention residual (out = h2 + ffn(ln3(h1)))
 # expect-fail: dec.wiring, dec.integration
 # expect-pass: dec.construct, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
-# expect-message: dec.wiring: self.ffn does not receive ln3(h)
+# expect-message: dec.wiring: `self.ffn` does not receive `ln3(h)`
 # diagnosis: none
 import math
 

@@ -1,7 +1,7 @@
 # corpus: mutant — wiring bug in pre-LN: the attention residual starts from ln1(x) instead of x (h = n + attn(n, n, n, mask)[0])
 # expect-fail: enc.preln_wiring, enc.integration
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.gradient_flow, enc.batch_independence, enc.no_inplace, enc.device_agnostic
-# expect-message: enc.preln_wiring: self.ffn does not receive ln2(x + attn(n, n, n, mask)[0])
+# expect-message: enc.preln_wiring: `self.ffn` does not receive `ln2(x + attn(n, n, n, mask)[0])`
 # diagnosis: enc.residual_from_normalized
 import math
 
