@@ -36,15 +36,15 @@ TEXTS = {
     'dec.construct': {'title': {'id': 'Dapat dibuat; punya self_attn, cross_attn, ffn, ln1–ln3', 'en': 'Can be built; has self_attn, cross_attn, ffn, ln1–ln3'}, 'hint': {'id': 'Buat self_attn dan cross_attn (dua MultiHeadAttention terpisah), ffn, serta tiga nn.LayerNorm(d_model): ln1, ln2, ln3.', 'en': 'Create self_attn and cross_attn (two separate MultiHeadAttention), ffn, and three nn.LayerNorm(d_model): ln1, ln2, ln3.'}},
     'dec.cross_weights': {'title': {'id': 'Bobot cross-attention: bentuk (B, H, Tdec, Tsrc), tiap baris berjumlah 1', 'en': 'Cross-attention weights: shape (B, H, Tdec, Tsrc), each row sums to 1'}, 'hint': {'id': 'Kembalikan bobot dari cross_attn (B, H, Tdec, Tsrc), bukan dari self_attn.', 'en': 'Return the weights of cross_attn (B, H, Tdec, Tsrc), not those of self_attn.'}},
     'dec.float64': {'title': {'id': 'Bekerja setelah .double()', 'en': 'Works after .double()'}, 'hint': {'id': 'Jangan menetapkan dtype di dalam blok.', 'en': 'Do not hard-code a dtype inside the block.'}},
-    'dec.memory_path': {'title': {'id': 'Memori encoder memengaruhi keluaran', 'en': 'The encoder memory affects the output'}, 'hint': {'id': 'Cross-attention mengambil kunci dan nilai dari memori encoder: cross_attn(ln2(h), m, m) dengan m = ln2(memory).', 'en': 'Cross-attention takes keys and values from the encoder memory: cross_attn(ln2(h), m, m) with m = ln2(memory).'}},
+    'dec.memory_path': {'title': {'id': 'Memori encoder memengaruhi keluaran', 'en': 'The encoder memory affects the output'}, 'hint': {'id': 'Cross-attention mengambil kunci (key) dan nilai (value) dari memori encoder: cross_attn(ln2(h), m, m) dengan m = ln2(memory).', 'en': 'Cross-attention takes keys and values from the encoder memory: cross_attn(ln2(h), m, m) with m = ln2(memory).'}},
     'dec.param_count': {'title': {'id': 'Jumlah parameter (3344 untuk 16/4/32)', 'en': 'Parameter count (3344 for 16/4/32)'}, 'hint': {'id': '2 × 1088 (self dan cross attention) + 1072 (FFN) + 3 × 32 (LayerNorm) = 3344.', 'en': '2 × 1088 (self and cross attention) + 1072 (FFN) + 3 × 32 (LayerNorms) = 3344.'}},
     'dec.shape': {'title': {'id': 'Bentuk keluaran (B, Tdec, D) dan bobot cross (B, H, Tdec, Tsrc)', 'en': 'Shapes of output (B, Tdec, D) and cross weights (B, H, Tdec, Tsrc)'}, 'hint': {'id': 'Susunan pre-LN: n = ln1(x); h = x + self_attn(n, n, n, causal_mask(Tdec))[0]; m = ln2(memory); z, bobot = cross_attn(ln2(h), m, m); h = h + z; keluaran = h + ffn(ln3(h)); kembalikan (keluaran, bobot cross-attention).', 'en': 'Pre-LN wiring: n = ln1(x); h = x + self_attn(n, n, n, causal_mask(Tdec))[0]; m = ln2(memory); z, weights = cross_attn(ln2(h), m, m); h = h + z; output = h + ffn(ln3(h)); return (output, cross-attention weights).'}},
     'enc.construct': {'title': {'id': 'Dapat dibuat; punya attn, ffn, ln1, ln2', 'en': 'Can be built; has attn, ffn, ln1, ln2'}, 'hint': {'id': 'Buat self.attn = MultiHeadAttention(...), self.ffn = FeedForward(...), self.ln1 dan self.ln2 = nn.LayerNorm(d_model) — dua LayerNorm terpisah.', 'en': 'Create self.attn = MultiHeadAttention(...), self.ffn = FeedForward(...), self.ln1 and self.ln2 = nn.LayerNorm(d_model) — two separate LayerNorms.'}},
     'enc.float64': {'title': {'id': 'Bekerja setelah .double()', 'en': 'Works after .double()'}, 'hint': {'id': 'Jangan menetapkan dtype di dalam blok.', 'en': 'Do not hard-code a dtype inside the block.'}},
-    'enc.layernorm_stats': {'title': {'id': 'Post-LN: tiap token rata-rata 0, simpangan baku 1', 'en': 'Post-LN: every token has mean 0, std 1'}, 'hint': {'id': 'Post-LN (prenorm=False): h = ln1(x + attn(x, x, x, mask)[0]); keluaran = ln2(h + ffn(h)).', 'en': 'Post-LN (prenorm=False): h = ln1(x + attn(x, x, x, mask)[0]); output = ln2(h + ffn(h)).'}},
+    'enc.layernorm_stats': {'title': {'id': 'Post-LN: tiap token memiliki rerata ≈ 0 dan simpangan baku ≈ 1', 'en': 'Post-LN: every token has mean ≈ 0 and std ≈ 1'}, 'hint': {'id': 'Post-LN (prenorm=False): h = ln1(x + attn(x, x, x, mask)[0]); keluaran = ln2(h + ffn(h)).', 'en': 'Post-LN (prenorm=False): h = ln1(x + attn(x, x, x, mask)[0]); output = ln2(h + ffn(h)).'}},
     'enc.masking': {'title': {'id': 'Mask diteruskan ke attention', 'en': 'The mask is passed on to attention'}, 'hint': {'id': 'Teruskan `mask` dari forward(x, mask) ke self.attn(..., mask).', 'en': 'Pass `mask` from forward(x, mask) on to self.attn(..., mask).'}},
     'enc.param_count': {'title': {'id': 'Jumlah parameter (2224 untuk 16/4/32)', 'en': 'Parameter count (2224 for 16/4/32)'}, 'hint': {'id': '1088 (attention) + 1072 (FFN) + 64 (dua LayerNorm) = 2224.', 'en': '1088 (attention) + 1072 (FFN) + 64 (two LayerNorms) = 2224.'}},
-    'enc.permutation_equivariance': {'title': {'id': 'Tanpa positional encoding, blok setara-permutasi', 'en': 'Without positional encoding the block is permutation-equivariant'}, 'hint': {'id': 'Blok encoder tidak boleh memakai posisi token (tanpa mask kausal, tanpa positional encoding di dalam blok): block(x[:, p]) harus sama dengan block(x)[:, p].', 'en': 'The encoder block must not use token positions (no causal mask, no positional encoding inside the block): block(x[:, p]) must equal block(x)[:, p].'}},
+    'enc.permutation_equivariance': {'title': {'id': 'Tanpa positional encoding, blok ekuivarian terhadap permutasi', 'en': 'Without positional encoding the block is permutation-equivariant'}, 'hint': {'id': 'Blok encoder tidak boleh memakai posisi token (tanpa mask kausal, tanpa positional encoding di dalam blok): block(x[:, p]) harus sama dengan block(x)[:, p].', 'en': 'The encoder block must not use token positions (no causal mask, no positional encoding inside the block): block(x[:, p]) must equal block(x)[:, p].'}},
     'enc.shape': {'title': {'id': 'Bentuk (B, T, D); dua blok bertumpuk juga', 'en': 'Shape (B, T, D); two stacked blocks too'}, 'hint': {'id': 'forward mengembalikan satu tensor (B, T, D), sehingga blok bisa ditumpuk dengan nn.Sequential.', 'en': 'forward returns a single (B, T, D) tensor, so blocks can be stacked with nn.Sequential.'}},
     'ffn.construct': {'title': {'id': 'Dapat dibuat dan memiliki l1 serta l2', 'en': 'Can be built; has l1 and l2'}, 'hint': {'id': "FeedForward: l1 = nn.Linear(d_model, d_ff), lalu GELU eksak (F.gelu atau nn.GELU() tanpa approximate='tanh'), lalu l2 = nn.Linear(d_ff, d_model); diterapkan pada tiap token.", 'en': "FeedForward: l1 = nn.Linear(d_model, d_ff), then the exact GELU (F.gelu or nn.GELU() without approximate='tanh'), then l2 = nn.Linear(d_ff, d_model); applied to every token."}},
     'ffn.gelu': {'title': {'id': 'FFN = l2(GELU(l1(x)))', 'en': 'FFN = l2(GELU(l1(x)))'}, 'hint': {'id': 'Pakai GELU eksak (F.gelu atau nn.GELU(), bentuk erf), bukan ReLU, di antara l1 dan l2.', 'en': 'Use the exact GELU (F.gelu or nn.GELU(), the erf form), not ReLU, between l1 and l2.'}},
@@ -53,11 +53,11 @@ TEXTS = {
     'mha.batch_independence': {'title': {'id': 'Item batch saling bebas', 'en': 'Batch items are independent'}, 'hint': {'id': 'Pemecahan head harus mempertahankan sumbu batch: view(B, T, H, d_k), bukan view(-1, ...) yang mencampur item.', 'en': 'Splitting heads must keep the batch axis: view(B, T, H, d_k), not a view(-1, ...) that mixes items.'}},
     'mha.batch_of_one': {'title': {'id': 'Batch berisi satu item, satu kueri', 'en': 'A batch of one item, one query'}, 'hint': {'id': 'Ambil B, Tq dan D dari bentuk masukan; jangan memakai squeeze().', 'en': "Take B, Tq and D from the input's shape; do not squeeze()."}},
     'mha.construct': {'title': {'id': 'Dapat dibuat dengan ukuran bab', 'en': "Can be built with the chapter's sizes"}, 'hint': {'id': '`MultiHeadAttention(16, 4)` harus berhasil dan membuat wq, wk, wv, wo sebagai nn.Linear.', 'en': '`MultiHeadAttention(16, 4)` must succeed and create wq, wk, wv, wo as nn.Linear.'}},
-    'mha.divisibility_error': {'title': {'id': 'Error jelas bila d_model tidak habis dibagi num_heads', 'en': 'A clear error when d_model is not divisible by num_heads'}, 'hint': {'id': 'Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise ValueError(...)`.', 'en': 'Add a check in `__init__`, e.g. `if d_model % num_heads != 0: raise ValueError(...)`.'}},
+    'mha.divisibility_error': {'title': {'id': 'Pesan error yang jelas bila d_model tidak habis dibagi num_heads', 'en': 'A clear error when d_model is not divisible by num_heads'}, 'hint': {'id': 'Tambahkan pemeriksaan di `__init__`, mis. `if d_model % num_heads != 0: raise ValueError(...)`.', 'en': 'Add a check in `__init__`, e.g. `if d_model % num_heads != 0: raise ValueError(...)`.'}},
     'mha.float64': {'title': {'id': 'Bekerja setelah .double()', 'en': 'Works after .double()'}, 'hint': {'id': 'Jangan menetapkan dtype float32 di dalam modul.', 'en': 'Do not hard-code float32 inside the module.'}},
     'mha.masking': {'title': {'id': 'Mask kausal dan mask padding lewat `mask=`', 'en': 'Causal and padding masks via `mask=`'}, 'hint': {'id': "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau bilangan negatif sangat besar) SEBELUM softmax, mis. `scores.masked_fill(mask, float('-inf'))`. Ingat: salah satu bab memakai konvensi terbalik (mask == 0 diblokir).", 'en': "The mask is boolean with True = BLOCKED. Fill blocked scores with -inf (or a very large negative number) BEFORE the softmax, e.g. `scores.masked_fill(mask, float('-inf'))`. Careful: one chapter uses the opposite convention (mask == 0 blocks)."}},
     'mha.param_count': {'title': {'id': 'Jumlah parameter (1088 untuk d_model=16)', 'en': 'Parameter count (1088 for d_model=16)'}, 'hint': {'id': 'Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.', 'en': 'Four nn.Linear(d_model, d_model) with bias: 4 × (16·16 + 16) = 1088.'}},
-    'mha.rows_sum_to_one': {'title': {'id': 'Tiap baris bobot berjumlah 1', 'en': 'Each row of weights sums to 1'}, 'hint': {'id': 'Bobot yang dikembalikan adalah hasil softmax pada sumbu kunci (dim=-1).', 'en': 'The weights returned are the softmax over the keys (dim=-1).'}},
+    'mha.rows_sum_to_one': {'title': {'id': 'Tiap baris bobot berjumlah 1', 'en': 'Each row of weights sums to 1'}, 'hint': {'id': 'Bobot yang dikembalikan adalah hasil softmax pada sumbu kunci (key), yaitu dim=-1.', 'en': 'The weights returned are the softmax over the keys (dim=-1).'}},
     'mha.shape': {'title': {'id': 'Bentuk keluaran (B, Tq, D) dan bobot (B, H, Tq, Tk)', 'en': 'Output (B, Tq, D) and weights (B, H, Tq, Tk) shapes'}, 'hint': {'id': 'Proyeksikan q, k, v dengan wq, wk, wv; pecah D menjadi H head berukuran d_k = D / H (view(B, T, H, d_k) lalu transpose(1, 2)); hitung attention per head; gabungkan kembali (transpose(1, 2).contiguous().view(B, Tq, D)) dan proyeksikan dengan wo.', 'en': 'Project q, k, v with wq, wk, wv; split D into H heads of size d_k = D / H (view(B, T, H, d_k) then transpose(1, 2)); attend per head; merge the heads back (transpose(1, 2).contiguous().view(B, Tq, D)) and project with wo.'}},
     'pe.values': {'title': {'id': 'Nilai sinus-kosinus benar', 'en': 'Correct sine/cosine values'}, 'hint': {'id': 'PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) dan PE[pos, 2i+1] = cos(sudut yang sama): kolom genap sinus, kolom ganjil kosinus, dan pasangan kolom (2i, 2i+1) memakai sudut yang sama. Kembalikan tensor float32 berbentuk (length, d_model).', 'en': 'PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) and PE[pos, 2i+1] = cos(the same angle): even columns are sines, odd columns cosines, and the column pair (2i, 2i+1) shares one angle. Return a float32 tensor of shape (length, d_model).'}},
     'sdpa.batch_of_one': {'title': {'id': 'Batch berisi satu item, satu kueri', 'en': 'A batch of one item, one query'}, 'hint': {'id': 'Jangan memakai squeeze(): sumbu berukuran 1 harus tetap ada.', 'en': 'Do not squeeze(): axes of size 1 must stay.'}},
@@ -66,7 +66,7 @@ TEXTS = {
     'sdpa.formula': {'title': {'id': 'Bobot = softmax(q kᵀ / √d_k), keluaran = bobot @ v', 'en': 'Weights = softmax(q kᵀ / √d_k), output = weights @ v'}, 'hint': {'id': 'Periksa skala √d_k (d_k = ukuran sumbu terakhir q) dan sumbu softmax (dim=-1).', 'en': "Check the √d_k scale (d_k = the size of q's last axis) and the softmax axis (dim=-1)."}},
     'sdpa.padding_masking': {'title': {'id': 'Mask padding (B, 1, 1, Tk)', 'en': 'Padding (B, 1, 1, Tk) mask'}, 'hint': {'id': "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau bilangan negatif sangat besar) SEBELUM softmax, mis. `scores.masked_fill(mask, float('-inf'))`. Ingat: salah satu bab memakai konvensi terbalik (mask == 0 diblokir).", 'en': "The mask is boolean with True = BLOCKED. Fill blocked scores with -inf (or a very large negative number) BEFORE the softmax, e.g. `scores.masked_fill(mask, float('-inf'))`. Careful: one chapter uses the opposite convention (mask == 0 blocks)."}},
     'sdpa.present': {'title': {'id': 'Fungsi tersedia dengan parameter (q, k, v, mask=None)', 'en': 'Function exists with signature (q, k, v, mask=None)'}, 'hint': {'id': 'Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.', 'en': 'Define `def scaled_dot_product_attention(q, k, v, mask=None)`.'}},
-    'sdpa.rows_sum_to_one': {'title': {'id': 'Tiap baris bobot berjumlah 1', 'en': 'Each row of weights sums to 1'}, 'hint': {'id': 'Softmax harus diambil pada sumbu terakhir (dim=-1), yaitu sumbu kunci.', 'en': 'The softmax must be taken over the last axis (dim=-1).'}},
+    'sdpa.rows_sum_to_one': {'title': {'id': 'Tiap baris bobot berjumlah 1', 'en': 'Each row of weights sums to 1'}, 'hint': {'id': 'Softmax harus diambil pada sumbu terakhir (dim=-1), yaitu sumbu kunci (key).', 'en': 'The softmax must be taken over the last axis (dim=-1).'}},
     'sdpa.shape': {'title': {'id': 'Bentuk keluaran dan bobot', 'en': 'Shapes of output and weights'}, 'hint': {'id': 'Keluaran berbentuk (..., Tq, d_v) dan bobot (..., Tq, Tk); Tq, Tk, d_k dan d_v boleh berbeda satu sama lain.', 'en': 'The output is (..., Tq, d_v) and the weights (..., Tq, Tk); Tq, Tk, d_k and d_v may all differ.'}},
 }
 
@@ -119,7 +119,7 @@ class Checker:
     def module(self, name, *args, **kwargs):
         cls = self.get(name)
         if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-            fail(f"`{name}` harus berupa class turunan nn.Module.", f"`{name}` must be an nn.Module subclass.")
+            fail(f"`{name}` harus berupa kelas turunan nn.Module.", f"`{name}` must be an nn.Module subclass.")
         return cls(*args, **kwargs).eval()
 
     def call(self, function, *args, **kwargs):
@@ -156,7 +156,7 @@ WEIGHTS = ("Bobot attention", "The attention weights")
 
 def rows_sum_to_one(weights):
     if not torch.allclose(weights.sum(-1), torch.ones_like(weights.sum(-1)), atol=1e-5):
-        fail("Baris bobot tidak berjumlah 1: softmax harus pada sumbu kunci (dim=-1).",
+        fail("Baris bobot tidak berjumlah 1: softmax harus diambil pada sumbu kunci (dim=-1).",
              "Rows of weights do not sum to 1: the softmax must run over the keys (dim=-1).")
 
 
@@ -189,7 +189,7 @@ def _causal(t):
 # -- attention ---------------------------------------------------------------------------------------
 def sdpa_present(c):
     if not callable(c.get("scaled_dot_product_attention")):
-        fail("`scaled_dot_product_attention` harus fungsi.", "`scaled_dot_product_attention` must be a function.")
+        fail("`scaled_dot_product_attention` harus berupa fungsi.", "`scaled_dot_product_attention` must be a function.")
 
 
 def sdpa_shape(c):
@@ -413,8 +413,10 @@ def enc_layernorm_stats(c):
     mean, std = out.mean(-1), out.std(-1, unbiased=False)
     if not (torch.allclose(mean, torch.zeros_like(mean), atol=1e-4)
             and torch.allclose(std, torch.ones_like(std), atol=1e-3)):
-        fail("Post-LN: tiap token keluaran harus rata-rata 0 dan simpangan baku 1 (LayerNorm terakhir).",
-             "Post-LN: every output token must have mean 0 and std 1 (the last LayerNorm).")
+        fail("Post-LN: tiap token keluaran harus memiliki rerata 0 dan simpangan baku 1 "
+             "(LayerNorm adalah operasi terakhir).",
+             "Post-LN: every output token must have mean 0 and standard deviation 1 "
+             "(LayerNorm is the last operation).")
 
 
 def enc_equivariance(c):
@@ -492,7 +494,8 @@ def dec_causality(c):
         changed[:, cut:] += c.randn(b, t - cut, d)
         out2, _ = _decode(c, block, changed, memory)
         if not torch.allclose(out[:, :cut], out2[:, :cut], atol=1e-5):
-            fail(f"Mengubah token posisi ≥ {cut} mengubah keluaran posisi < {cut}: token melihat masa depan.",
+            fail(f"Mengubah token pada posisi ≥ {cut} mengubah keluaran pada posisi < {cut}: "
+                 "token melihat masa depan.",
                  f"Changing tokens at positions ≥ {cut} changes the outputs at positions < {cut}: "
                  "tokens see the future.")
 
