@@ -118,6 +118,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
         # graded is dropped, never written: kill its workers now rather than wait for them.
         from autograder.sandbox import process
 
+        stream.close()  # first: no thread starts another submission, none reports a fault
         process.stop()
         raise
     finally:
