@@ -57,9 +57,22 @@ def sdpa_sensitivity(ctx):
                       "The output is (..., Tq, d_v) and the weights (..., Tq, Tk); Tq, Tk, d_k and "
                       "d_v may all differ."))
 def sdpa_shape(ctx):
-    for batch in ((2, 3), (4,)):
+    for batch in ((4,), (2, 3)):  # (B, T, d), then with a head axis as MultiHeadAttention calls it
         q, k, v = _sdpa_inputs(ctx, batch=batch)
-        out, weights = ctx.pair(ctx.call(SDPA, q, k, v), SDPA)
+        try:
+            result = ctx.call(SDPA, q, k, v)
+        except ctx.StudentError as error:
+            if len(batch) == 1:
+                raise
+            fail(bilingual(
+                "Berhasil untuk masukan (B, T, d), tetapi gagal bila ada sumbu head (B, H, T, d_k), "
+                f"seperti saat dipanggil MultiHeadAttention: {error.type}: {error.message[:200]}. "
+                "Hitung pada sumbu dari belakang: `k.transpose(-2, -1)`, `softmax(dim=-1)`, "
+                "`q.size(-1)`.",
+                "Works for (B, T, d) inputs but fails with a head axis (B, H, T, d_k), as "
+                f"MultiHeadAttention calls it: {error.type}: {error.message[:200]}. Count axes from "
+                "the end: `k.transpose(-2, -1)`, `softmax(dim=-1)`, `q.size(-1)`."))
+        out, weights = ctx.pair(result, SDPA)
         ctx.tensor(out, OUTPUT, shape=(*batch, 5, 6))
         ctx.tensor(weights, WEIGHTS, shape=(*batch, 5, 7))
 

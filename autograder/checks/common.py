@@ -624,3 +624,15 @@ def around_sdpa(ctx, ref, q, k, v, mask, calls, tolerance="float32"):
     with torch.no_grad():
         out = F.linear(merged, ref.wo.weight.to(q.dtype), ref.wo.bias.to(q.dtype))
     return out, weights
+
+
+def sdpa_standin(ctx, heads, q, k):
+    """Stand-ins for MultiHeadAttention's one call of the student's scaled_dot_product_attention
+    on (B, H, T, d_k) heads, used only when that function raises or returns another form there:
+    MultiHeadAttention's own part is then still graded, and the function's bug costs its own
+    checks and ``mha.integration``. Check-made values, never the reference's result."""
+    b, tq, d = q.shape
+    tk, d_k = k.shape[1], d // heads
+    weights = ctx.randn(b, heads, tq, tk, dtype=q.dtype).softmax(-1)
+    return {"scaled_dot_product_attention": [{"result": (ctx.randn(b, heads, tq, d_k, dtype=q.dtype), weights),
+                    "inputs": [(b, heads, tq, d_k), (b, heads, tk, d_k), (b, heads, tk, d_k)]}]}

@@ -15,7 +15,7 @@ checks (rows sum to one, masking, batch independence, gradients, ...) run the mo
 import torch
 
 from autograder.checks.common import (
-    around_sdpa,
+    around_sdpa, sdpa_standin,
     HINT_GATE, HINT_MASK, computes, expect_attention_computes, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
     expect_gradient_flow, expect_inputs_untouched, expect_masked, expect_param_count,
     expect_present, expect_rows_sum_to_one, expect_runs_on_meta, expect_submodules, mha_shapes,
@@ -63,14 +63,23 @@ def mha_forward(ctx, obj, *args, **kwargs):
     return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
 
 
+def mha_own_forward(ctx, obj, heads, q, k, v, **kwargs):
+    """``mha_forward`` with the stand-in of ``sdpa_standin`` on offer."""
+    result, _ = ctx.record(obj, q, k, v, functions=(SDPA,), standins=sdpa_standin(ctx, heads, q, k),
+                           **kwargs)
+    out, weights = ctx.pair(result, "MultiHeadAttention.forward")
+    return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+
+
 def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
-    """Run the student's MHA with its calls of scaled_dot_product_attention recorded;
-    returns (out, weights, expected out, expected weights). The expectation is the reference's
-    projections, head split and merge and output layer applied to what the student's own
-    scaled_dot_product_attention returned, when MHA calls it in a layout read here; otherwise
-    the reference MHA's output."""
+    """Run the student's MHA with its calls of scaled_dot_product_attention recorded (and the
+    stand-in of ``sdpa_standin`` on offer); returns (out, weights, expected out, expected
+    weights). The expectation is the reference's projections, head split and merge and output
+    layer applied to what the student's own scaled_dot_product_attention returned (or the
+    stand-in), when MHA calls it in a layout read here; otherwise the reference MHA's output."""
     kwargs = {} if mask is None else {"mask": mask}
-    result, records = ctx.record(obj, q, k, v, functions=(SDPA,), **kwargs)
+    result, records = ctx.record(obj, q, k, v, functions=(SDPA,),
+                                 standins=sdpa_standin(ctx, ref.num_heads, q, k), **kwargs)
     out, weights = ctx.pair(result, "MultiHeadAttention.forward")
     out, weights = ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
     expected = around_sdpa(ctx, ref, q, k, v, mask, records.of(SDPA), tolerance)
@@ -151,7 +160,7 @@ def mha_shape(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     obj = ctx.new(MHA, d, h)
     q, kv = ctx.randn(2, 5, d), ctx.randn(2, 7, d)
-    out, weights = mha_forward(ctx, obj, q, kv, kv)
+    out, weights = mha_own_forward(ctx, obj, h, q, kv, kv)
     ctx.tensor(out, OUTPUT, shape=(2, 5, d))
     ctx.tensor(weights, WEIGHTS, shape=(2, h, 5, 7))
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 import torch
 
-from autograder.checks.common import around_sdpa, first_output
+from autograder.checks.common import around_sdpa, first_output, sdpa_standin
 from autograder.config import Sizes
 from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual
@@ -69,6 +69,7 @@ class Probe:
     kwargs: dict
     judge: Callable  # judge(result, records): returns when right, else fail(...)
     functions: tuple = ()  # the student's module-level functions to record (``records``)
+    standins: dict | None = None  # for them, as ``ctx.record`` takes them
 
 
 class _Fails(Exception):
@@ -102,7 +103,7 @@ class Search:
             probe = prepare(config)
             if probe.functions:
                 probe.judge(*ctx.record(probe.target, *probe.args, functions=probe.functions,
-                                        **probe.kwargs))
+                                        standins=probe.standins, **probe.kwargs))
             else:
                 probe.judge(ctx.call(probe.target, *probe.args, **probe.kwargs), None)
         return cls(ctx, fields, evaluate, valid, show, requests, prepare)
@@ -183,8 +184,8 @@ class Search:
         timeout = getattr(self.ctx.session, "request_timeout", None)
         for start in range(0, len(probes), CALLS_PER_REQUEST):
             chunk = probes[start:start + CALLS_PER_REQUEST]
-            runs = [{"target": p.target, "args": p.args, "kwargs": p.kwargs, "functions": p.functions}
-                    for _, p in chunk]
+            runs = [{"target": p.target, "args": p.args, "kwargs": p.kwargs, "functions": p.functions,
+                     "standins": p.standins} for _, p in chunk]
             try:
                 answers = self.ctx.record_many(runs, timeout=timeout and timeout * min(len(chunk), 3))
             except self.ctx.StudentError:
@@ -474,7 +475,8 @@ def mha_sizes(ctx):
             (ref_out, ref_weights), (exact_out, exact_weights) = ref(q, k, v, mask)
             _expect_same(ctx, out, ref_out, OUTPUT, exact_out)
             _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights)
-        return Probe(obj, (q, k, v), {} if mask is None else {"mask": mask}, judge, functions=(SDPA,))
+        return Probe(obj, (q, k, v), {} if mask is None else {"mask": mask}, judge, functions=(SDPA,),
+                     standins=sdpa_standin(ctx, c["heads"], q, k))
 
     def show(c):
         return _shown(f"MultiHeadAttention(d_model={c['heads'] * c['dk']}, num_heads={c['heads']}), "

@@ -1,6 +1,6 @@
-# corpus: mutant — scaled_dot_product_attention squeezes the last axis of its output ("single-feature values"), and MultiHeadAttention merges heads with permute(0, 2, 1, 3): d_v = 1 (d_k = 1, d_model == num_heads) breaks both
-# expect-fail: sdpa.sizes, mha.sizes
-# expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, causal.values, mha.construct, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.hidden_config, mha.gradient_flow, mha.batch_independence
+# corpus: mutant — scaled_dot_product_attention squeezes the last axis of its output ("single-feature values"): d_v = 1 breaks it; MultiHeadAttention (d_k = 1, d_model == num_heads) is graded around it, so only sdpa.sizes pays
+# expect-fail: sdpa.sizes
+# expect-pass: mha.sizes, sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, causal.values, mha.construct, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.rows_sum_to_one, mha.masking, mha.hidden_config, mha.gradient_flow, mha.batch_independence
 # diagnosis: squeezed_axes
 import math
 
