@@ -114,9 +114,13 @@ def _positive(value):
 
 def main(argv=None):
     status = _main(argv)
-    if status == EXIT_INTERRUPTED and argv is None:  # the command itself, not a caller's test
-        # Ctrl-C: every report is written and every worker is dead; end now. The interpreter's
-        # tear-down of torch alone takes seconds on a busy machine.
+    # The command itself (not a caller's test), done: every report is written. The interpreter's
+    # tear-down of torch alone takes seconds on a busy machine, so end now, the sandbox first.
+    # Not after a Ctrl-C-free run on Dask, whose clusters clean up at the interpreter's exit.
+    if argv is None and (status == EXIT_INTERRUPTED or "distributed" not in sys.modules):
+        process = sys.modules.get("autograder.sandbox.process")
+        if process is not None:
+            process.stop()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

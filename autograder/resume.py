@@ -54,6 +54,8 @@ def previous_result(out_dir, submission, expected):
         return None, ", ".join(_changed(record.fingerprint, expected))
     if record.report_error:
         return None, "writing its reports failed last time"
+    if record.grader_errors:  # ours (or the cluster's), not the student's: try again
+        return None, "the grader failed on it last time"
     return record, None
 
 
