@@ -278,14 +278,14 @@ def expect_inputs_untouched(ctx, target, args, kwargs=None, call=None):
 def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function=False):
     """Runs on the ``meta`` device: catches tensors created on a fixed device inside forward."""
     kwargs = kwargs or {}
-    cpu_target = target_name if function else ctx.new(target_name, *ctor_args)
-    ctx.call(cpu_target, *args, **kwargs)  # an error on the CPU too is not about devices
     meta_args = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
     meta_kwargs = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     try:
         target = target_name if function else ctx.new(target_name, *ctor_args, device="meta")
         result = ctx.call(target, *meta_args, **meta_kwargs)
     except ctx.StudentError as error:
+        cpu_target = target_name if function else ctx.new(target_name, *ctor_args)
+        ctx.call(cpu_target, *args, **kwargs)  # raises on the CPU too: that error is not about devices
         fail(bilingual(f"Gagal dijalankan di perangkat (device) lain ({error.type}: {error.message[:200]}). "
                        "Buat tensor baru di perangkat yang sama dengan masukan, mis. "
                        "`torch.ones(..., device=x.device)` atau `.to(x.device)`.",
