@@ -4,11 +4,11 @@
     .venv/bin/python bench/batch_vs_nbgrader.py --n 10 --assignment encoder
     .venv/bin/python bench/batch_vs_nbgrader.py --skip-nbgrader        # the kit only
 
-Per assignment: N submissions (mostly correct, every 10th with a one-line bug, one with an
-endless loop), graded by **plain nbgrader** (a temp course whose hidden cells hold plain torch
+Per assignment: N correct submissions (with ``--mix``: every 10th with a one-line bug, one with
+an endless loop), graded by **plain nbgrader** (a temp course whose hidden cells hold plain torch
 asserts from plain_asserts.py instead of the kit's ``grade_target`` calls, no self-check cell,
 nbgrader's default preprocessors and cell timeout; checked to be sane: correct notebooks get full
-marks, the others lose points) and by **the kit** (``autograder grade --jobs J``, the real CLI),
+marks, with ``--mix`` the others lose points) and by **the kit** (``autograder grade --jobs J``, the real CLI),
 both timed from process start, plus the kit's in-process floor. bench/README.md has the details.
 """
 
@@ -108,8 +108,10 @@ def build_plain_course(folder, assignment, env):
     return folder
 
 
-def student_mix(assignment, n):
-    """[(student, bug)] with bug None, (name, old, new) or a loop."""
+def student_mix(assignment, n, mixed):
+    """[(student, bug)] with bug None, (name, old, new) or a loop; all None unless ``mixed``."""
+    if not mixed:
+        return [(f"s{index:03d}", None) for index in range(n)]
     loop_line = LOOP_AT[assignment]
     loop = ("endless_loop", loop_line, "        while True:\n            pass\n" + loop_line)
     bugs = BUGS[assignment]
@@ -205,12 +207,12 @@ def kit_loop_seconds(out, student):
 
 
 def bench_assignment(assignment, args, workdir, env, timeout):
-    mix = student_mix(assignment, args.n)
+    mix = student_mix(assignment, args.n, args.mix)
     kit_env = {**env, "AUTOGRADER_COURSE": str(ROOT / "course.toml")}  # the copied config finds it
     kit_course = build_kit_course(workdir / assignment / "kit", assignment, kit_env)
     write_submissions(kit_course, assignment, mix)
     line = {"assignment": assignment}
-    loop_student = next(student for student, bug in mix if bug and bug[0] == "endless_loop")
+    loop_student = next((student for student, bug in mix if bug and bug[0] == "endless_loop"), None)
     out = workdir / assignment / "reports"
 
     kit, done = timed([str(Path(sys.executable).parent / "autograder"), "grade",
@@ -219,7 +221,7 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     if done.returncode:
         sys.exit(f"autograder grade failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     missed = score_problems(kit_scores(done.stdout), mix)
-    kit_loop = kit_loop_seconds(out, loop_student)
+    kit_loop = kit_loop_seconds(out, loop_student) if loop_student else None
     floor, graded = floor_seconds(kit_course, assignment, args.jobs)
     line.update(kit=kit, floor=floor)
     print(f"[{assignment}] autograder grade: {kit:7.1f} s ({kit / args.n * 1000:5.0f} ms/submission); "
@@ -240,7 +242,7 @@ def bench_assignment(assignment, args, workdir, env, timeout):
             sys.exit(f"[{assignment}] the plain-nbgrader baseline is not sane (exit {done.returncode}; "
                      f"correct notebooks must get full marks, bugs must lose points): {problems}\n"
                      f"{done.stderr[-3000:]}")
-        waited = timeout_cells(plain_course, assignment, loop_student) * timeout
+        waited = timeout_cells(plain_course, assignment, loop_student) * timeout if loop_student else 0
         line.update(nbgrader=nbgrader, waited=waited)
         print(f"[{assignment}] nbgrader autograde (plain asserts): {nbgrader:7.1f} s "
               f"({nbgrader / args.n * 1000:5.0f} ms/submission), {waited:.0f} s of it waiting for "
@@ -273,8 +275,11 @@ def main():
                         help="assignment to measure (repeatable; default: all three)")
     parser.add_argument("--jobs", type=int, default=2, help="autograder grade --jobs (default 2)")
     parser.add_argument("--skip-nbgrader", action="store_true", help="time only the kit")
+    parser.add_argument("--mix", action="store_true",
+                        help="every 10th submission with a one-line bug and one endless loop "
+                             "(default: N correct submissions, as the issue measures)")
     args = parser.parse_args()
-    if args.n < 10:
+    if args.mix and args.n < 10:
         parser.error("--n must be at least 10 (the mix needs a bug and an endless loop)")
     from nbgrader.preprocessors import Execute
 
