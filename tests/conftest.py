@@ -3,7 +3,9 @@
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -24,6 +26,51 @@ def attention_batch(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports") / "attention"
     done = run_autograder("grade", EXAMPLES, "--assignment", "attention", "--out", out)
     return done, out
+
+
+class Background:
+    """Slow commands that do not depend on one another, run a few at a time in threads from
+    the start, so that one's waiting (a kernel starting, a limit waited out) is filled by
+    another's work. A test waits only for the job it reads, and a failed job fails only the
+    tests that read it (``result`` re-raises its exception)."""
+
+    def __init__(self, workers=None):
+        # One more than the cores: each job is mostly a subprocess starting and importing torch.
+        workers = workers or (os.cpu_count() or 1) + 1
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="test-job")
+        self._jobs = {}
+
+    def start(self, name, function, *args, **kwargs):
+        assert name not in self._jobs, f"two jobs named {name}"
+        self._jobs[name] = self._pool.submit(function, *args, **kwargs)
+
+    def result(self, name):
+        return self._jobs[name].result()
+
+    def close(self):
+        for job in self._jobs.values():
+            job.cancel()  # jobs not started yet (an interrupted session); running ones finish
+        self._pool.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def nbgrader(request, tmp_path_factory):
+    """Every assignment released by real nbgrader once per session (``.root``), and the nbgrader
+    commands of every selected test module, started together at once: a module that defines
+    ``start_nbgrader_jobs(root, jobs)`` starts its commands there (test_nbgrader's autograde runs
+    beside test_selfcheck's validates) and a test waits for one with ``.result(name)``."""
+    from nbgrader_helpers import released_course
+
+    root = released_course(tmp_path_factory.mktemp("nbgrader-course"))
+    jobs = Background()
+    try:
+        for module in dict.fromkeys(getattr(item, "module", None) for item in request.session.items):
+            start = getattr(module, "start_nbgrader_jobs", None)
+            if start is not None:
+                start(root, jobs)
+        yield SimpleNamespace(root=root, result=jobs.result)
+    finally:
+        jobs.close()
 
 
 def course_with(folder, **grading):

@@ -5,6 +5,7 @@ import ast
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,13 @@ def run_nbgrader(*args, cwd, timeout=600):
     done.output = "\n".join(line for line in (done.stdout + done.stderr).splitlines()
                             if "Kernel is running over TCP without encryption" not in line)
     return done
+
+
+# -- one course for the whole session, its nbgrader commands run side by side ---------------------
+def released_course(root):
+    """A copy of assignments/ in ``root`` with every assignment released by nbgrader."""
+    shutil.copy(COURSE_DIR / "nbgrader_config.py", root)
+    shutil.copytree(COURSE_DIR / "source", root / "source")
+    done = run_nbgrader("generate_assignment", "*", cwd=root)  # "*": every assignment in source/
+    assert done.returncode == 0, done.output[-5000:]
+    return root

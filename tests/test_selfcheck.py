@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import config, selfcheck
-from conftest import ROOT, run_autograder
+from conftest import ROOT, Background, run_autograder
 from nbgrader_helpers import (
     COURSE_DIR, SELF_CHECK_ID, is_self_check, is_solution, nbgrader_meta, read_notebook,
     run_nbgrader, strip_solution_markers,
@@ -92,36 +92,60 @@ def reference_file(assignment, folder):
     return path
 
 
-@pytest.mark.parametrize("assignment", ["attention", "encoder", "decoder"])
-def test_reference_passes_every_public_check(built, assignment, tmp_path):
-    ok, table = run_selfcheck(built, assignment, [reference_file(assignment, tmp_path)])
-    assert ok, table
-    assert "✗" not in table and "lulus" in table
-
-
-@pytest.mark.parametrize("assignment, mutant, failing", [
+REFERENCES = ["attention", "encoder", "decoder"]
+MUTANTS = [  # (assignment, mutant in tests/corpus/<assignment>/mutants/, the public check it fails)
     ("attention", "mha_mask_ignored", "mha.masking"),
     ("attention", "softmax_query_axis", "sdpa.rows_sum_to_one"),
     ("attention", "causal_tril", "causal.values"),
     ("encoder", "ffn_relu", "ffn.gelu"),
     ("encoder", "pe_sin_cos_swapped", "pe.values"),
     ("decoder", "dec_no_causal_mask", "dec.causality"),
-])
-def test_a_known_bug_fails_its_public_check_with_the_hint(built, assignment, mutant, failing):
-    ok, table = run_selfcheck(built, assignment, [CORPUS / assignment / "mutants" / f"{mutant}.py"], "en")
+]
+
+
+def run_stub(built, folder):
+    """The built file on a notebook that left one stub and lacks the rest, with its defaults."""
+    stub = folder / "stub.py"
+    stub.write_text("def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                    "    raise NotImplementedError()\n", encoding="utf-8")
+    code = (f"import sys; sys.path.insert(0, {str(built.parent)!r}); import cek_mandiri, runpy\n"
+            f"cek_mandiri.cek_mandiri('attention', runpy.run_path({str(stub)!r}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(built, tmp_path_factory):
+    """Every run of the built file below, each a fresh interpreter, started at once side by side."""
+    jobs = Background()
+    for assignment in REFERENCES:
+        files = [reference_file(assignment, tmp_path_factory.mktemp(assignment))]
+        jobs.start(("reference", assignment), run_selfcheck, built, assignment, files)
+    for assignment, mutant, _ in MUTANTS:
+        files = [CORPUS / assignment / "mutants" / f"{mutant}.py"]
+        jobs.start(("mutant", mutant), run_selfcheck, built, assignment, files, "en")
+    jobs.start("stub", run_stub, built, tmp_path_factory.mktemp("stub"))
+    yield jobs
+    jobs.close()
+
+
+@pytest.mark.parametrize("assignment", REFERENCES)
+def test_reference_passes_every_public_check(runs, assignment):
+    ok, table = runs.result(("reference", assignment))
+    assert ok, table
+    assert "✗" not in table and "lulus" in table
+
+
+@pytest.mark.parametrize("assignment, mutant, failing", MUTANTS)
+def test_a_known_bug_fails_its_public_check_with_the_hint(runs, assignment, mutant, failing):
+    ok, table = runs.result(("mutant", mutant))
     assert not ok
     line = next(line for line in table.splitlines() if f"[{failing}]" in line)
     assert line.startswith("✗"), table
     assert "Where to look:" in table
 
 
-def test_stubs_are_named_and_indonesian_is_the_default(built, tmp_path):
-    stub = tmp_path / "stub.py"
-    stub.write_text("def scaled_dot_product_attention(q, k, v, mask=None):\n"
-                    "    raise NotImplementedError()\n", encoding="utf-8")
-    code = (f"import sys; sys.path.insert(0, {str(built.parent)!r}); import cek_mandiri, runpy\n"
-            f"cek_mandiri.cek_mandiri('attention', runpy.run_path({str(stub)!r}))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+def test_stubs_are_named_and_indonesian_is_the_default(runs):
+    done = runs.result("stub")
     assert done.returncode != 0 and "AssertionError: Cek mandiri:" in done.stderr
     assert "`scaled_dot_product_attention` masih berisi `raise NotImplementedError()`" in done.stdout
     assert "`MultiHeadAttention` belum didefinisikan" in done.stdout
@@ -129,18 +153,6 @@ def test_stubs_are_named_and_indonesian_is_the_default(built, tmp_path):
 
 
 # -- real nbgrader validate --------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A copy of the course with the attention assignment released by nbgrader."""
-    root = tmp_path_factory.mktemp("course")
-    shutil.copy(COURSE_DIR / "nbgrader_config.py", root)
-    shutil.copytree(COURSE_DIR / "source" / "attention", root / "source" / "attention")
-    done = run_nbgrader("generate_assignment", "attention", cwd=root)
-    assert done.returncode == 0, done.output[-3000:]
-    assert (root / "release" / "attention" / selfcheck.FILE_NAME).is_file()  # released with it
-    return root
-
-
 def released(course, name, edit=None):
     """The released notebook, filled with the reference (``edit`` changes it), as ``name``."""
     release = course / "release" / "attention"
@@ -157,8 +169,23 @@ def released(course, name, edit=None):
     return folder / "attention.ipynb"
 
 
-def test_the_self_check_cell_is_a_visible_test_worth_nothing(course):
-    nb = read_notebook(course / "release" / "attention" / "attention.ipynb")
+EDITS = {  # the notebooks validated, each filled from the reference with this edit
+    "untouched": None,
+    "broken": lambda code: code.replace("return self.wo(z), weights", "return self.wo(z), weights.mean(dim=1)"),
+    "correct": lambda code: code,
+}
+
+
+def start_nbgrader_jobs(root, jobs):
+    """Validate each notebook of EDITS in the session's course (conftest.py's ``nbgrader``
+    fixture), beside the other modules' nbgrader commands."""
+    for name, edit in EDITS.items():
+        jobs.start(f"selfcheck validate {name}", run_nbgrader, "validate", released(root, name, edit), cwd=root)
+
+
+def test_the_self_check_cell_is_a_visible_test_worth_nothing(nbgrader):
+    assert (nbgrader.root / "release" / "attention" / selfcheck.FILE_NAME).is_file()  # released with it
+    nb = read_notebook(nbgrader.root / "release" / "attention" / "attention.ipynb")
     cells = [c for c in nb.cells if is_self_check(c)]
     assert len(cells) == 1 and cells[0] is nb.cells[-1]
     meta = nbgrader_meta(cells[0])
@@ -166,43 +193,22 @@ def test_the_self_check_cell_is_a_visible_test_worth_nothing(course):
     assert 'cek_mandiri("attention", globals())' in cells[0].source
 
 
-def test_validate_fails_an_untouched_notebook(course):
-    path = released(course, "untouched")
-    done = run_nbgrader("validate", path, cwd=course)
+def test_validate_fails_an_untouched_notebook(nbgrader):
+    done = nbgrader.result("selfcheck validate untouched")
     assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
     assert "AssertionError: Cek mandiri: 17 pemeriksaan publik gagal" in done.stdout
     assert "  ✗ sdpa.shape\n" in done.stdout  # which ones, also where only errors show
 
 
-def test_validate_fails_a_shape_broken_notebook(course):
-    path = released(course, "broken", lambda code: code.replace(
-        "return self.wo(z), weights", "return self.wo(z), weights.mean(dim=1)"))
+def test_validate_fails_a_shape_broken_notebook(nbgrader):
+    path = nbgrader.root / "broken" / "attention.ipynb"
     assert "weights.mean(dim=1)" in path.read_text(encoding="utf-8"), "the edit no longer applies"
-    done = run_nbgrader("validate", path, cwd=course)
+    done = nbgrader.result("selfcheck validate broken")
     assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
     failed = done.stdout.split("pemeriksaan publik gagal (lihat tabel di atas):")[1].split("\n")[1]
     assert failed.strip() == "✗ mha.shape", failed
 
 
-def test_validate_passes_a_correct_notebook(course):
-    path = released(course, "correct", lambda code: code)
-    done = run_nbgrader("validate", path, cwd=course)
+def test_validate_passes_a_correct_notebook(nbgrader):
+    done = nbgrader.result("selfcheck validate correct")
     assert "Success! Your notebook passes all the tests." in done.stdout, done.output[-5000:]
-
-
-def test_nbgrader_feedback_shows_hints_and_pictures(course):
-    """Under autograde the plugin adds each hidden cell's HTML (hints, pictures) to its output,
-    and generate_feedback shows it: a student without the 1/√d_k scale sees the weights."""
-    path = released(course, "budi_work", lambda code: code.replace(" / math.sqrt(d_k)", ""))
-    submitted = course / "submitted" / "budi" / "attention"
-    submitted.mkdir(parents=True)
-    shutil.copy(path, submitted / "attention.ipynb")
-    done = run_nbgrader("autograde", "attention", cwd=course)
-    assert done.returncode == 0, done.output[-5000:]
-    done = run_nbgrader("generate_feedback", "attention", cwd=course)
-    assert done.returncode == 0, done.output[-5000:]
-    html = (course / "feedback" / "budi" / "attention" / "attention.html").read_text(encoding="utf-8")
-    assert html.count('class="autograder-feedback"') == 3  # one per hidden cell
-    assert 'data-kind="attention_weights"' in html and "<svg" in html
-    assert "Petunjuk" in html and "sdpa.numeric" in html
-    assert "grade_target" not in html
