@@ -77,6 +77,17 @@ CATALOGUE = (
         "Compute `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)` with d_k = `q.size(-1)`, "
         "before the mask and the softmax."),
        ["no_scale"]),
+    _m("sdpa.head_axis", SDPA,
+       ("scaled_dot_product_attention hanya bekerja untuk masukan (B, T, d): gagal bila ada sumbu "
+        "head (B, H, T, d_k), padahal MultiHeadAttention memanggilnya seperti itu.",
+        "scaled_dot_product_attention only works for (B, T, d) inputs: it fails with a head axis "
+        "(B, H, T, d_k), which is how MultiHeadAttention calls it."),
+       ("Hitung pada dua sumbu terakhir, apa pun sumbu di depannya: `k.transpose(-2, -1)` (bukan "
+        "`transpose(1, 2)` atau `k.T`), `softmax(dim=-1)`, `q.size(-1)`.",
+        "Work on the last two axes, whatever comes before them: `k.transpose(-2, -1)` (not "
+        "`transpose(1, 2)` or `k.T`), `softmax(dim=-1)`, `q.size(-1)`."),
+       (), {"shape", "sensitivity", "integration", "rows_sum_to_one", "masking", "mask_convention",
+            "gradient_flow", "batch_independence", "no_inplace", "device_agnostic", "sizes"}),
     _m("sdpa.scale_by_dk", SDPA,
        ("Skor attention dibagi dengan d_k, bukan dengan √d_k.",
         "The attention scores are divided by d_k instead of √d_k."),
@@ -913,6 +924,7 @@ class Diagnoser:
                 ("squeezed_axes", {"sizes", "hidden_config"}, self._squeezed),
                 ("batch_items_mixed", {"batch_independence"}, self._mixed),
                 ("equal_lengths_assumed", BY_ID["equal_lengths_assumed"].explains, self._equal_lengths),
+                ("sdpa.head_axis", {"shape"}, self._head_axis),
                 ("hardcoded_sizes", BY_ID["hardcoded_sizes"].explains, self._hardcoded)):
             if (self.forced or kinds & needs) and self._memo(mistake_id, target, lambda: test(target, base)):
                 return BY_ID[mistake_id], frozenset()
@@ -963,6 +975,8 @@ class Diagnoser:
                 target, probe, frozenset())
         if mistake.id == "mha.bias_false":
             return self._structural(target, self.probe(target)) is mistake
+        if mistake.id == "sdpa.head_axis":
+            return self._memo("raises_in_sdpa", target, lambda: self._raises_in_sdpa(target))
         tests = {"graph_detached": self._detached, "fixed_device": self._fixed_device,
                  "dropout_in_eval": self._random,
                  "squeezed_axes": self._squeezed, "batch_items_mixed": self._mixed,
@@ -1167,6 +1181,39 @@ class Diagnoser:
             return False
         chapter = self.probe(target, "chapter")
         return not (chapter.ok and self.matches(target, chapter, base))
+
+    def _head_axis(self, target, base):
+        """Right on (B, T, d) inputs, raises once they have a head axis (B, H, T, d_k)."""
+        if target != SDPA:
+            return False
+        g = self.generator(f"{target}/head_axis")
+        q, k, v = self.randn(g, 2, 3, 5, 4), self.randn(g, 2, 3, 7, 4), self.randn(g, 2, 3, 7, 4)
+        try:
+            flat = _tensors(self.session.call(SDPA, q[0], k[0], v[0]), 2)
+        except StudentError:
+            return False
+        expected = self.plan_reference().scaled_dot_product_attention(q[0], k[0], v[0])
+        if any(not isinstance(got, torch.Tensor) or got.shape != want.shape
+               or not torch.allclose(got, want, rtol=1e-4, atol=1e-5)
+               for got, want in zip(flat, expected)):
+            return False
+        try:
+            self.session.call(SDPA, q, k, v)
+        except StudentError:
+            return True
+        return False
+
+    def _raises_in_sdpa(self, target):
+        """MultiHeadAttention, at the chapter's sizes, raises inside scaled_dot_product_attention."""
+        if target != MHA:
+            return False
+        c, g = self.plan.chapter, self.generator(f"{target}/raises_in_sdpa")
+        q, kv = self.randn(g, 2, 5, c.d_model), self.randn(g, 2, 7, c.d_model)
+        try:
+            self.session.call(self.session.new(MHA, c.d_model, c.num_heads), q, kv, kv)
+        except StudentError as error:
+            return any(SDPA in where for where in error.where)
+        return False
 
     def _random(self, target, base):
         """Two calls with the same input give different results (in eval mode)."""

@@ -2,6 +2,7 @@
 # expect-fail: sdpa.shape, mha.integration
 # expect-pass: causal.values, mha.construct, mha.param_count, mha.shape, mha.numeric, mha.float64, mha.hidden_config, mha.sizes
 # expect-message: sdpa.shape: fails with a head axis
+# diagnosis: sdpa.head_axis
 import math
 
 import torch
