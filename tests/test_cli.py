@@ -317,9 +317,11 @@ def _students_without_timing(out):
     return [{k: v for k, v in s.items() if k != "execution_time"} for s in students]
 
 
-def test_a_deleted_report_is_regraded_and_every_other_record_is_kept_exactly(tmp_path):
+def test_a_deleted_report_is_regraded_and_every_other_record_is_kept_exactly(tmp_path, attention_batch):
+    done, graded = attention_batch
+    assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
-    assert run_autograder("grade", EXAMPLES, "-a", "attention", "-o", out).returncode == 0
+    shutil.copytree(graded, out)  # the class graded from EXAMPLES: the same bytes as below
     records = {p.parent.name: p.read_bytes() for p in out.glob("*/record.json")}
     reports = {p.parent.name: p.read_bytes() for p in out.glob("*/feedback.md")}
     before = _students_without_timing(out)
