@@ -166,14 +166,14 @@ def start_nbgrader_jobs(root, jobs):
         folder.mkdir(parents=True)
         text = json.dumps(submission(root, assignment, student), ensure_ascii=False)
         (folder / notebook_name(assignment)).write_text(text, encoding="utf-8")
-    jobs.start("autograde", autograde_export_and_feedback, root)
-    for assignment in ASSIGNMENTS:
-        jobs.start(f"standalone {assignment}", grade_standalone, root, assignment)
+    jobs.start("autograde", autograde_export_and_feedback, root)  # the longest two first
     copy = root.parent / f"{root.name}-validated"
     shutil.copytree(root / "source", copy / "source")
     shutil.copy(root / "nbgrader_config.py", copy)
     jobs.start("validate source", run_nbgrader, "validate",
                *[f"source/{a}/{notebook_name(a)}" for a in ASSIGNMENTS], cwd=copy)
+    for assignment in ASSIGNMENTS:
+        jobs.start(f"standalone {assignment}", grade_standalone, root, assignment)
     jobs.start("validate release", run_nbgrader, "validate", "--invert",
                *[f"release/{a}/{notebook_name(a)}" for a in ASSIGNMENTS], cwd=root)
 
