@@ -256,8 +256,10 @@ def test_wrong_constructor_signature(graded):
 
 
 def test_nan_and_wrong_dtype_outputs_lose_their_points(graded):
-    nan = graded["nan_outputs"]
-    assert "NaN" in outcome(nan, "sdpa.shape").message["en"]
+    nan = graded["nan_outputs"]  # all NaN: degenerate, so the target's gate names it once
+    assert "NaN" in outcome(nan, "sdpa.sensitivity").message["en"]
+    assert outcome(nan, "sdpa.shape").status == "skipped"
+    assert nan.score <= 0.2 * nan.max_score
     wrong = outcome(graded["wrong_dtype"], "mha.numeric")
     assert wrong.status == "failed"
     assert outcome(graded["wrong_dtype"], "sdpa.numeric").status == "passed"

@@ -169,7 +169,10 @@ def grade_side_by_side(submissions, course, results, times, jobs):
 def test_no_undeserved_points_and_no_hang(batch, name):
     assert name not in batch["hung"], f"grading {name} still had not finished after {HANG} s"
     result = batch["results"][name]
-    earned = [o.check.id for o in result.outcomes if o.score > 0 and not o.check.id.endswith(".present")]
+    # What a stub that defines the names and builds its layers earns (present, construct) is
+    # not undeserved; nothing that calls the code may pay.
+    earned = [o.check.id for o in result.outcomes
+              if o.score > 0 and not o.check.id.endswith((".present", ".construct"))]
     assert earned == [], f"{name} earned points on {earned}"
     assert not result.grader_errors, [o.message for o in result.grader_errors]
     assert batch["times"][name] < SUBMISSION_TIMEOUT + 15 + CHECK_TIMEOUT * 3
@@ -296,9 +299,10 @@ def _running(pid):
 def test_failures_are_explained(batch):
     results = batch["results"]
     loop = {o.check.id: o for o in results["loop_in_forward"].outcomes}
-    assert "Time limit" in loop["sdpa.shape"].message["en"]
+    assert "Time limit" in loop["sdpa.sensitivity"].message["en"]  # the first check that calls it
+    assert loop["sdpa.shape"].status == "skipped"
     crash = {o.check.id: o for o in results["segfault"].outcomes}
-    assert "stopped abruptly" in crash["sdpa.shape"].message["en"]
+    assert "stopped abruptly" in crash["sdpa.sensitivity"].message["en"]
     hang = {o.check.id: o for o in results["loop_at_import"].outcomes}
     assert "Loading your code exceeded the time limit" in hang["sdpa.present"].message["en"]
 
