@@ -39,10 +39,23 @@ import hashlib
 import importlib.util
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+# CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread: two
+# threads parsing at once (two submissions graded side by side) can fail with "SystemError: AST
+# constructor recursion depth mismatch". Every parse in the kit goes through parse_python, and
+# what parses inside a library (Hypothesis describes lambdas with ast) runs holding AST_LOCK too.
+AST_LOCK = threading.RLock()
+
+
+def parse_python(source):
+    """``ast.parse(source)``, one thread at a time."""
+    with AST_LOCK:
+        return ast.parse(source)
 
 SOURCE_SUFFIXES = (".ipynb", ".py")
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
@@ -279,7 +292,7 @@ def _is_sanity_check(grade_id, code):
     if grade_id.lower().startswith("check"):
         return True
     try:
-        body = ast.parse(_strip_ipython(code)).body
+        body = parse_python(_strip_ipython(code)).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return True
     defines = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in body)
@@ -494,7 +507,7 @@ def _strip_ipython(source):
 
 def _top_level_names(code):
     try:
-        body = ast.parse(_strip_ipython(code)).body
+        body = parse_python(_strip_ipython(code)).body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return set()
     names = set()
@@ -511,7 +524,7 @@ def add_definitions(source, origin, loaded, report=True):
         return
     source = _strip_ipython(source.replace("\r\n", "\n").replace("\r", "\n"))
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError as error:
         loaded.problems.append({"code": "syntax_error", "detail": str(error.msg),
                                 "places": [[origin, error.lineno]]})
@@ -1014,7 +1027,7 @@ def _apply_edits(lines, start, end, edits):
             part[index] = ""
     text = "\n".join(part)
     try:
-        ast.parse(text)
+        parse_python(text)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     return text

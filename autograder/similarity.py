@@ -35,6 +35,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.loader import parse_python
+
 DEFAULTS = {"threshold": 0.7, "kgram": 12, "min_fragment_tokens": 12, "common_fraction": 0.5}
 COMMON_MIN_STUDENTS = 5  # below this, "what most students write" means nothing
 MAX_FRAGMENTS = 8  # per pair, longest first
@@ -155,7 +157,7 @@ class Code:
 def definitions(text, names):
     """{name: last top-level definition of it} in ``text`` (a module's source)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError):
         return {}
     return {node.name: node for node in tree.body
@@ -167,7 +169,7 @@ def analyse(student, sources, settings_):
     code = Code(student, dict(sources))
     for target, text in sources.items():
         try:
-            tree = without_docstrings(ast.parse(text))
+            tree = without_docstrings(parse_python(text))
         except (SyntaxError, ValueError):
             continue
         code.grams |= {(target, g) for g in kgrams(tokens(tree), settings_.kgram)}
@@ -212,7 +214,7 @@ def starter_code(targets, source_notebook=None):
                                               cell.source))
         return texts
     for path in sorted(SOLUTIONS.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_python(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 if node.name in targets:
@@ -226,7 +228,7 @@ def _empty_bodies(node):
         if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
             keep = [s for s in sub.body[:2] if isinstance(s, ast.Expr) and (
                 isinstance(s.value, ast.Constant) or ast.unparse(s) == "super().__init__()")]
-            sub.body = keep + [ast.parse("raise NotImplementedError()").body[0]]
+            sub.body = keep + [parse_python("raise NotImplementedError()").body[0]]
 
 
 def baseline(targets, settings_, source_notebook=None):
@@ -235,7 +237,7 @@ def baseline(targets, settings_, source_notebook=None):
     grams, statements = set(), set()
     for text in starter_code(targets, source_notebook):
         try:
-            tree = without_docstrings(ast.parse(text))
+            tree = without_docstrings(parse_python(text))
         except SyntaxError:
             continue
         for node in tree.body:

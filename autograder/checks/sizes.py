@@ -27,6 +27,7 @@ import torch
 
 from autograder.checks.common import around_sdpa, first_output, sdpa_standin
 from autograder.config import Sizes
+from autograder.loader import AST_LOCK
 from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual
 
@@ -35,7 +36,9 @@ SDPA, MHA, PE, FFN, ENC, DEC = ("scaled_dot_product_attention", "MultiHeadAttent
 LONG = (64, 128)  # a long sequence
 SHORT = (1, 12)
 REQUEST_BUDGET_FAILING = 45  # requests a failing check may spend on shrinking
-_HYPOTHESIS = threading.Lock()  # Hypothesis' runner keeps global state: one search at a time
+# Hypothesis' runner keeps global state, and it parses source (lambdas) with ast, which is not
+# thread-safe in CPython 3.11 (see loader.AST_LOCK): one search at a time, no parse beside it.
+_HYPOTHESIS = AST_LOCK
 CALLS_PER_REQUEST = 16
 _GENERATED = {}  # (check, seed, ...) -> the configurations Hypothesis generates when all pass
 _GENERATED_LOCK = threading.Lock()
@@ -147,8 +150,8 @@ class Search:
     def _what_hypothesis_generates(self, strategy, seed, examples):
         """The configurations Hypothesis generates while every one passes: the same for every
         submission (the seed is the course's), so found once per process and check."""
-        key = (getattr(self.ctx.check, "id", None), seed, examples, repr(strategy),
-               tuple(sorted(_hidden_numbers(self.ctx))))
+        key = (getattr(self.ctx.check, "id", None), seed, examples, tuple(self.fields),
+               tuple(sorted(_hidden_numbers(self.ctx))))  # not repr(strategy): it parses lambdas
         with _GENERATED_LOCK:
             found = _GENERATED.get(key)
         if found is None:
@@ -211,9 +214,9 @@ class Search:
             message = self.result(config)
             if message is not None:
                 raise _Fails(config, message)
-        probe = self._hypothesis(strategy, seed, examples, probe_one)
 
         with _HYPOTHESIS:
+            probe = self._hypothesis(strategy, seed, examples, probe_one)
             self.limit = self.spent + 3 * examples + REQUEST_BUDGET_FAILING
             try:
                 probe()
