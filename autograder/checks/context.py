@@ -64,6 +64,12 @@ class Context:
         seed = zlib.crc32(f"{self.check.id}/{name}/{args}/{sorted(kwargs.items())}".encode())
         return deterministic_weights(module, seed, randomize_layernorm)
 
+    def shared_reference(self, name, *args, dtype=None, **kwargs):
+        """The reference module ``with_own_sublayers`` pairs with the student's at these
+        arguments (``dtype="float64"``: the same weights in float64), without a student object.
+        Shared like it: read it, do not change it."""
+        return self._shared_reference(name, args, kwargs, dtype)
+
     def _shared_reference(self, name, args, kwargs, dtype):
         """``reference_instance`` (``.double()`` for float64), built once per check and
         configuration and shared by every submission graded in this process: a check reads it

@@ -1194,7 +1194,7 @@ class Diagnoser:
             return False
         expected = self.plan_reference().scaled_dot_product_attention(q[0], k[0], v[0])
         if any(not isinstance(got, torch.Tensor) or got.shape != want.shape
-               or not torch.allclose(got, want, rtol=1e-4, atol=1e-5)
+               or not torch.allclose(got, want, rtol=self.tol.rtol, atol=self.tol.atol)
                for got, want in zip(flat, expected)):
             return False
         try:

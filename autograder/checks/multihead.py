@@ -58,17 +58,22 @@ def mha_pieces(ctx, d_model, num_heads, batch=2, tq=5, tk=7, dtype=None):
     return obj, ref, q, k, v
 
 
-def mha_forward(ctx, obj, *args, **kwargs):
-    out, weights = ctx.pair(ctx.call(obj, *args, **kwargs), "MultiHeadAttention.forward")
+def _outputs(ctx, result):
+    """(out, weights) of what MultiHeadAttention.forward returned, each a tensor."""
+    out, weights = ctx.pair(result, "MultiHeadAttention.forward")
     return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+
+
+def mha_forward(ctx, obj, *args, **kwargs):
+    return _outputs(ctx, ctx.call(obj, *args, **kwargs))
 
 
 def mha_own_forward(ctx, obj, heads, q, k, v, **kwargs):
-    """``mha_forward`` with the stand-in of ``sdpa_standin`` on offer."""
-    result, _ = ctx.record(obj, q, k, v, functions=(SDPA,), standins=sdpa_standin(ctx, heads, q, k),
-                           **kwargs)
-    out, weights = ctx.pair(result, "MultiHeadAttention.forward")
-    return ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+    """``mha_forward`` with its calls of scaled_dot_product_attention recorded and the stand-in
+    of ``sdpa_standin`` on offer: (out, weights, ``Records``)."""
+    result, records = ctx.record(obj, q, k, v, functions=(SDPA,),
+                                 standins=sdpa_standin(ctx, heads, q, k), **kwargs)
+    return (*_outputs(ctx, result), records)
 
 
 def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
@@ -78,10 +83,7 @@ def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
     layer applied to what the student's own scaled_dot_product_attention returned (or the
     stand-in), when MHA calls it in a layout read here; otherwise the reference MHA's output."""
     kwargs = {} if mask is None else {"mask": mask}
-    result, records = ctx.record(obj, q, k, v, functions=(SDPA,),
-                                 standins=sdpa_standin(ctx, ref.num_heads, q, k), **kwargs)
-    out, weights = ctx.pair(result, "MultiHeadAttention.forward")
-    out, weights = ctx.tensor(out, OUTPUT), ctx.tensor(weights, WEIGHTS)
+    out, weights, records = mha_own_forward(ctx, obj, ref.num_heads, q, k, v, **kwargs)
     expected = around_sdpa(ctx, ref, q, k, v, mask, records.of(SDPA), tolerance)
     if expected is None:
         with torch.no_grad():
@@ -160,7 +162,7 @@ def mha_shape(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
     obj = ctx.new(MHA, d, h)
     q, kv = ctx.randn(2, 5, d), ctx.randn(2, 7, d)
-    out, weights = mha_own_forward(ctx, obj, h, q, kv, kv)
+    out, weights, _ = mha_own_forward(ctx, obj, h, q, kv, kv)
     ctx.tensor(out, OUTPUT, shape=(2, 5, d))
     ctx.tensor(weights, WEIGHTS, shape=(2, h, 5, 7))
 

@@ -70,7 +70,7 @@ class Probe:
     target: object  # a function name or a student object
     args: tuple
     kwargs: dict
-    judge: Callable  # judge(result, records): returns when right, else fail(...)
+    judge: Callable  # judge(result, Records of ``functions``): returns when right, else fail(...)
     functions: tuple = ()  # the student's module-level functions to record (``records``)
     standins: dict | None = None  # for them, as ``ctx.record`` takes them
 
@@ -104,11 +104,8 @@ class Search:
         every configuration's call in one request; the ones that fail are searched one by one."""
         def evaluate(config):
             probe = prepare(config)
-            if probe.functions:
-                probe.judge(*ctx.record(probe.target, *probe.args, functions=probe.functions,
-                                        standins=probe.standins, **probe.kwargs))
-            else:
-                probe.judge(ctx.call(probe.target, *probe.args, **probe.kwargs), None)
+            probe.judge(*ctx.record(probe.target, *probe.args, functions=probe.functions,
+                                    standins=probe.standins, **probe.kwargs))
         return cls(ctx, fields, evaluate, valid, show, requests, prepare)
 
     def key(self, config):
@@ -195,7 +192,7 @@ class Search:
                 return
             for (key, probe), (result, records) in zip(chunk, answers):
                 try:
-                    probe.judge(result, records if probe.functions else None)
+                    probe.judge(result, records)
                     self.results[key] = None
                 except CheckFailed as failed:
                     self.results[key] = failed.message
@@ -370,7 +367,7 @@ class _Reference:
 
     def __init__(self, ctx, name, args, kwargs, float32):
         self.float32 = float32
-        self.float64 = ctx._shared_reference(name, args, kwargs, "float64")
+        self.float64 = ctx.shared_reference(name, *args, dtype="float64", **kwargs)
 
     def __call__(self, *inputs):
         """(float32 result, float64 result)."""
@@ -411,7 +408,7 @@ def sdpa_sizes(ctx):
         k, v = _randn(g, *batch, c["tk"], c["dk"]), _randn(g, *batch, c["tk"], c["dv"])
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
-        def judge(result, records=None):
+        def judge(result, records):
             out, weights = ctx.pair(result, SDPA)
             ref_out, ref_weights = ctx.reference.scaled_dot_product_attention(q, k, v, mask)
             exact_out, exact_weights = ctx.reference.scaled_dot_product_attention(
@@ -468,9 +465,9 @@ def mha_sizes(ctx):
         q, k, v = _randn(g, c["b"], c["tq"], d), _randn(g, c["b"], c["tk"], d), _randn(g, c["b"], c["tk"], d)
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
-        def judge(result, records=None):
+        def judge(result, records):
             out, weights = ctx.pair(result, "MultiHeadAttention.forward")
-            around = records and around_sdpa(ctx, ref.float32, q, k, v, mask, records.of(SDPA))
+            around = around_sdpa(ctx, ref.float32, q, k, v, mask, records.of(SDPA))
             if around:  # graded around its own scaled_dot_product_attention, as mha.numeric is
                 for got, wanted, what in ((out, around[0], OUTPUT), (weights, around[1], WEIGHTS)):
                     ctx.tensor(got, what, shape=wanted.shape)
@@ -521,7 +518,7 @@ def pe_sizes(ctx):
     from hypothesis import strategies as st
 
     def prepare(c):
-        def judge(result, records=None):
+        def judge(result, records):
             label = f"positional_encoding({c['length']}, {c['d_model']})"
             pe = ctx.tensor(result, label, shape=(c["length"], c["d_model"]))
             expected = ctx.reference.positional_encoding(c["length"], c["d_model"])
@@ -559,7 +556,7 @@ def ffn_sizes(ctx):
         obj, ref = module(c["d_model"], c["d_ff"])
         x = _randn(_generator(ctx, c), c["b"], c["t"], c["d_model"]) * 2
 
-        def judge(result, records=None):
+        def judge(result, records):
             expected, exact = ref(x)
             _expect_same(ctx, result, expected, OUTPUT, exact)
         return Probe(obj, (x,), {}, judge)
@@ -604,7 +601,7 @@ def enc_sizes(ctx):
         x = _randn(_generator(ctx, c), c["b"], c["t"], d)
         mask = _padding(c["b"], c["t"], c["mask"])
 
-        def judge(result, records=None):
+        def judge(result, records):
             expected, exact = ref(x, mask)
             _expect_same(ctx, first_output(ctx, result, OUTPUT), expected, OUTPUT, exact)
         return Probe(obj, (x,), {} if mask is None else {"mask": mask}, judge)
@@ -656,7 +653,7 @@ def dec_sizes(ctx):
         g = _generator(ctx, c)
         x, memory = _randn(g, c["b"], c["tdec"], d), _randn(g, c["b"], c["tsrc"], d)
 
-        def judge(result, records=None):
+        def judge(result, records):
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 fail(bilingual("forward harus mengembalikan (keluaran, bobot cross-attention).",
                                "forward must return (output, cross-attention weights)."))

@@ -180,34 +180,24 @@ class Session:
                                             return_inputs=return_inputs)
         return result, records, after
 
-    def calls(self, calls, timeout=None):
-        """Several plain calls, ``[(target, args, kwargs)]``, in one request run in order;
-        returns their results. The first call that raises raises its ``StudentError`` here.
-        ``timeout``: for the whole request (default: one request's)."""
-        if not calls:
-            return []
-        messages = [self._call_message(target, args, kwargs, None, False) for target, args, kwargs in calls]
-        return [result for result, _, _ in self._calls(messages, timeout)]
-
-    def _calls(self, messages, timeout=None):
-        reply = self._request({"op": "calls", "calls": [{k: v for k, v in m.items() if k != "op"}
-                                                        for m in messages]}, timeout)
-        replies = reply.get("replies")
-        if not isinstance(replies, list) or len(replies) != len(messages):
-            raise WorkerFailure("bad_reply", "malformed answer to calls")
-        return [self._call_answer(r, m.get("return_inputs"), "record" in m) for r, m in zip(replies, messages)]
-
     def calls_recording(self, calls, timeout=None):
         """Several ``call_recording`` calls in one request, run in order: ``calls`` is a list of
         dicts with ``target``, ``args`` and optionally ``kwargs``, ``record``, ``return_inputs``.
         Returns a list of (result, records, inputs afterwards or None); the first call that
-        raises raises its ``StudentError`` here, as its own request would."""
+        raises raises its ``StudentError`` here, as its own request would. ``timeout``: for the
+        whole request (default: one request's)."""
         if not calls:
             return []
         messages = [self._call_message(c["target"], c["args"], c.get("kwargs") or {},
                                        _record_spec(c.get("record")), bool(c.get("return_inputs")))
                     for c in calls]
-        return [(result, records, after) for result, after, records in self._calls(messages, timeout)]
+        reply = self._request({"op": "calls", "calls": [{k: v for k, v in m.items() if k != "op"}
+                                                        for m in messages]}, timeout)
+        replies = reply.get("replies")
+        if not isinstance(replies, list) or len(replies) != len(calls):
+            raise WorkerFailure("bad_reply", "malformed answer to calls")
+        answers = [self._call_answer(r, m.get("return_inputs"), True) for r, m in zip(replies, messages)]
+        return [(result, records, after) for result, after, records in answers]
 
     @classmethod
     def _call_message(cls, target, args, kwargs, record, return_inputs):
