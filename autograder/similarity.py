@@ -134,6 +134,28 @@ def without_docstrings(tree):
     return tree
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def source_lines(text):
+    """``text`` split into lines as the parser counts them (keeping their endings), once:
+    ``ast.get_source_segment`` splits the whole text again on every call."""
+    return _LINE.findall(text)
+
+
+def segment(lines, node):
+    """The source of ``node`` (``ast.get_source_segment``) from ``source_lines``, or its
+    unparsed text when positions are missing."""
+    end, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end is None or end_col is None or end > len(lines):
+        return ast.unparse(node)
+    start, col = node.lineno - 1, node.col_offset
+    if start == end - 1:
+        return lines[start].encode()[col:end_col].decode()
+    return (lines[start].encode()[col:].decode() + "".join(lines[start + 1:end - 1])
+            + lines[end - 1].encode()[:end_col].decode())
+
+
 def _hash(items):
     return hashlib.blake2b("\x1f".join(items).encode(), digest_size=8).digest()
 
@@ -173,12 +195,13 @@ def analyse(student, sources, settings_):
         except (SyntaxError, ValueError):
             continue
         code.grams |= {(target, g) for g in kgrams(tokens(tree), settings_.kgram)}
+        lines = source_lines(text)
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 stream = tokens(node)
                 if len(stream) >= settings_.min_fragment_tokens:
-                    segment = ast.get_source_segment(text, node) or ast.unparse(node)
-                    code.statements.setdefault((target, _hash(stream)), (len(stream), segment))
+                    code.statements.setdefault((target, _hash(stream)),
+                                               (len(stream), segment(lines, node) or ast.unparse(node)))
     return code
 
 
@@ -191,8 +214,9 @@ def sources_of(path, targets):
     found = {}
     for chunk in loaded.chunks:
         text = chunk.get("code", "") if isinstance(chunk, dict) else ""
+        lines = source_lines(text)
         for name, node in definitions(text, targets).items():
-            found[name] = ast.get_source_segment(text, node) or ast.unparse(node)
+            found[name] = segment(lines, node) or ast.unparse(node)
     return found
 
 

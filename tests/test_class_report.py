@@ -3,6 +3,7 @@ from the records, escaped student text, relative links to each student's feedbac
 page itself in a real headless Chromium: no console or network errors, SVG charts that are
 drawn, a screenshot that is not blank."""
 
+import ast
 import json
 import os
 import re
@@ -117,6 +118,21 @@ def test_similarity_flags_a_renamed_copy_and_not_an_independent_solution(tmp_pat
     report = similarity.compare([codes[0], stub], settings,
                                 similarity.baseline(plan.targets, settings, plan.source_notebook))
     assert all(p.score < 0.05 for p in report.pairs)
+
+
+def test_fragments_read_the_source_as_ast_get_source_segment_does():
+    from autograder import similarity
+
+    texts = [path.read_text(encoding="utf-8") for path in (Path(__file__).parent / "corpus").rglob("*.py")]
+    texts.append("a = 1\r\nb = (2 +\r 3)\nclass X:\n    def f(self):\n        return 'é' + \"ü\"  # ü\n\ny = [1,\n 2]")
+    compared = 0
+    for text in texts:
+        lines = similarity.source_lines(text)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.stmt, ast.expr)):
+                assert similarity.segment(lines, node) == ast.get_source_segment(text, node)
+                compared += 1
+    assert compared > 1000
 
 
 def test_similarity_settings_come_from_course_toml(tmp_path):
