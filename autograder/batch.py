@@ -69,8 +69,16 @@ def grade_many(submissions, plan, jobs=None):
         stopping.set()
 
 
+def _pool_fault(plan):
+    def fault(submission, text):
+        if "\n" not in text:  # a traceback was printed by the grading process itself
+            print(f"grader error on {submission.student}: {text}", file=sys.stderr)
+        return grader_fault(submission, plan)
+    return fault
+
+
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
-        sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None):
+        sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None):
     """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
@@ -79,7 +87,8 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     scheduler's address, or "local" for a LocalCluster of ``jobs`` worker processes (None:
     threads in this process). ``course``: which course file, for summary.json.
     ``on_others(records, outdated)`` hears of the records in ``out_dir`` of students outside
-    this batch (kept in the class files) and, per student, why one is out of date."""
+    this batch (kept in the class files) and, per student, why one is out of date. ``pool``: a
+    ``pool.GradingPool`` forked for ``plan`` grades instead of threads."""
     out_dir = Path(out_dir)
     jobs = max(1, jobs or default_jobs())
     # The grader's own tensors are tiny; torch's thread pool only makes the jobs contend.
@@ -103,8 +112,12 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
 
         cluster = distributed.DaskGrading(scheduler, jobs)
         sandbox = cluster.sandbox
-    stream = (cluster.grade_many([s for s, _ in todo], plan) if cluster
-              else grade_many([s for s, _ in todo], plan, jobs))
+    if cluster:
+        stream = cluster.grade_many([s for s, _ in todo], plan)
+    elif pool is not None and pool.size:
+        stream = pool.grade_many([s for s, _ in todo], plan, _pool_fault(plan))
+    else:
+        stream = grade_many([s for s, _ in todo], plan, jobs)
     try:
         for result in stream:  # in completion order
             with _no_interrupt():  # a student's reports are written whole or not at all

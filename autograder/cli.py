@@ -199,6 +199,7 @@ def grade_command(args, course, lang, out, err):
     if not args.scheduler:
         launch.start_early(hide=[*folders, args.out])
     from autograder import batch, loader, plan as plans  # torch and nbformat: not needed for usage errors
+    from autograder.pool import GradingPool
 
     plan = plans.resolve(course, args.assignment, lang)
     if not plan.checks:
@@ -212,6 +213,20 @@ def grade_command(args, course, lang, out, err):
     for path in args.paths:
         if not Path(path).exists():
             _say(err, f"warning: {path} does not exist; it is reported as a missing submission", "yellow")
+
+    pool = None
+    jobs = min(args.jobs or batch.default_jobs(), len(submissions))
+    if not args.scheduler and jobs > 1 and GradingPool.possible():
+        pool = GradingPool(plan, jobs)  # forked before the progress bar starts its thread
+    try:
+        return _grade_batch(args, plan, submissions, pool, lang, course, out, err)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
+    from autograder import batch
 
     counts = dict.fromkeys(RESULT_STATUSES, 0)
     written, interrupted = [], False  # the students whose reports this run wrote
@@ -250,7 +265,7 @@ def grade_command(args, course, lang, out, err):
         try:
             graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
                                sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
-                               on_others=on_others)
+                               on_others=on_others, pool=pool)
         except ConnectionError as error:  # --scheduler: nothing was graded
             raise UsageError(str(error)) from None
         except KeyboardInterrupt:  # batch.run has stopped every worker; the progress bar ends

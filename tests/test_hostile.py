@@ -16,7 +16,7 @@ import pytest
 import solutions.attention
 from autograder import config
 from autograder.grading import grade
-from conftest import course_with
+from conftest import EXAMPLES, course_with
 from autograder import plan as plans
 from autograder.loader import Submission
 from autograder.sandbox.process import shared_zygote
@@ -246,9 +246,12 @@ def _zygote_and_uid_block(grader_pid):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and a separate uid need root")
-def test_killing_the_grader_kills_its_sandbox(tmp_path):
+@pytest.mark.parametrize("classmates", [0, 2], ids=["alone", "with-grading-processes"])
+def test_killing_the_grader_kills_its_sandbox(tmp_path, classmates):
     """`kill -9` of a grader whose worker hid a sleeper (setsid, double fork, SIGTERM
-    ignored): within seconds no process of its uid block is left, and its zygote is gone."""
+    ignored): within seconds no process of its uid block is left, and its zygote is gone.
+    With classmates, ``--jobs`` (one per core) grades in grading processes forked from the
+    grader (autograder.pool): they go too."""
     import shutil
     import signal
     import subprocess
@@ -257,8 +260,12 @@ def test_killing_the_grader_kills_its_sandbox(tmp_path):
     folder = tmp_path / "submitted" / "mallory" / "attention"
     folder.mkdir(parents=True)
     shutil.copy(Path(__file__).parent / "hostile" / "escape_processes.py", folder / "attention.py")
+    for n in range(classmates):
+        classmate = tmp_path / "submitted" / f"zz-{n}" / "attention"
+        classmate.mkdir(parents=True)
+        shutil.copy(EXAMPLES / "andi" / "attention" / "attention.ipynb", classmate / "attention.ipynb")
     grader = subprocess.Popen([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"),
-                               "-a", "attention", "-o", str(tmp_path / "reports")],
+                               "-a", "attention", "-o", str(tmp_path / "reports"), "--jobs", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     zygote = block = None
     try:
@@ -274,6 +281,8 @@ def test_killing_the_grader_kills_its_sandbox(tmp_path):
             pytest.fail(f"the worker never hid its sleeper (grader exit code {grader.poll()})")
         before = {pid for pid, (uid, _, _) in processes_by_uid().items() if block <= uid < block + UID_BLOCK}
         assert len(before) >= 2  # the worker and the sleeper at least
+        grading = _children(grader.pid) - {zygote}
+        assert len(grading) == (2 if classmates else 0)  # --jobs 2, if there are two to grade
     finally:
         grader.send_signal(signal.SIGKILL)
         grader.wait()
@@ -281,11 +290,24 @@ def test_killing_the_grader_kills_its_sandbox(tmp_path):
     while time.monotonic() < deadline:
         left = {pid: p for pid, p in processes_by_uid().items()
                 if pid in before and block <= p[0] < block + UID_BLOCK and _running(pid)}
-        if not left and not _running(zygote):
+        if not left and not _running(zygote) and not any(map(_running, grading)):
             break
         time.sleep(0.2)
     assert left == {}, f"still running after the grader was killed: {left}"
     assert not _running(zygote), "the zygote outlived its grader"
+    assert not any(map(_running, grading)), "a grading process outlived its grader"
+
+
+def _children(pid):
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            if int(text[text.rindex(")") + 2:].split()[1]) == pid and _running(int(stat.parent.name)):
+                found.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _running(pid):

@@ -1,6 +1,6 @@
-"""The trusted process stays small: grading submissions that attack with memory (allocate tens
+"""The trusted processes stay small: grading submissions that attack with memory (allocate tens
 of GB, print hundreds of MB, send replies as large or as deep as a reply may be, or larger)
-leaves the grader process's own peak resident memory under 1.5 GB. What a worker allocates
+leaves the peak resident memory of the grader and of each grading process under 1.5 GB. What a worker allocates
 is its own (its address-space limit); what it sends is bounded (64 MB a frame, a million
 values, 64 levels) before the grader holds more of it."""
 
@@ -60,14 +60,32 @@ class MultiHeadAttention(nn.Module):
 '''
 
 
-# The command, run in this process, then its own peak resident memory (VmHWM: this process
-# alone; the zygote and the workers are other processes).
+# The command, run in this process, then the peak resident memory (VmHWM) of this process and
+# of each grading process it forked (``--jobs 2``: autograder.pool), read just before they end.
+# The zygote and the workers are other processes: their memory is the sandbox's.
 WRAPPER = '''
 import sys
+from autograder import pool
 from autograder.cli import main
+
+
+def peak_kb(pid="self"):
+    line = next(line for line in open(f"/proc/{pid}/status") if line.startswith("VmHWM:"))
+    return int(line.split()[1])
+
+
+close = pool.GradingPool.close
+
+
+def measured_close(self):
+    for pid in list(self._children):
+        print("GRADING-PEAK-KB", peak_kb(pid), file=sys.stderr, flush=True)
+    close(self)
+
+
+pool.GradingPool.close = measured_close
 status = main(sys.argv[1:])
-peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print("GRADER-PEAK-KB", peak.split()[1], file=sys.stderr, flush=True)
+print("GRADER-PEAK-KB", peak_kb(), file=sys.stderr, flush=True)
 sys.exit(status)
 '''
 
@@ -88,7 +106,11 @@ def test_the_grader_stays_small_under_memory_attacks(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
     peak = int(re.search(r"GRADER-PEAK-KB (\d+)", done.stderr).group(1)) * 1024
-    print(f"grader peak RSS: {peak / 1024**2:.0f} MB")
+    grading = [int(kb) * 1024 for kb in re.findall(r"GRADING-PEAK-KB (\d+)", done.stderr)]
+    print(f"grader peak RSS: {peak / 1024**2:.0f} MB; grading processes: "
+          + ", ".join(f"{p / 1024**2:.0f} MB" for p in grading))
+    assert len(grading) == JOBS  # the attacks were graded in the grading processes
     assert peak < LIMIT_BYTES, f"the grader's own peak RSS was {peak / 1024**3:.2f} GB"
+    assert max(grading) < LIMIT_BYTES, f"a grading process peaked at {max(grading) / 1024**3:.2f} GB"
     for name in (*ATTACKS, "huge_frames"):  # each one graded (what it earns: test_hostile.py)
         assert re.search(rf"^Points [\d.]+/\d+ {name}$", done.stdout, re.M), done.stdout

@@ -129,3 +129,16 @@ def take_early():
     with _early_lock:
         launch, _early = _early, None
         return launch
+
+
+def peek_early():
+    """The zygote started by ``start_early`` and not yet taken, or None."""
+    with _early_lock:
+        return _early
+
+
+def forget_early():
+    """In a process forked from the one that started it: leave the early zygote to that one
+    (nothing is closed: the sockets and the process are the parent's)."""
+    global _early
+    _early = None

@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass
 
 from autograder.sandbox import wire
+from autograder.sandbox import launch as launch_module
 from autograder.sandbox.launch import Launch, take_early
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
@@ -64,11 +65,15 @@ class Limits:
 
 
 class Zygote:
-    """A process that imported torch once and forks an isolated worker per request."""
+    """A process that imported torch once and forks an isolated worker per request.
+
+    Made from a ``Launch`` (this process started the zygote and owns it) or from an
+    ``Attachment`` (a grading process forked from the owner talks to it on a control
+    socket of its own, for one slot; closing it ends nothing but that slot's processes)."""
 
     def __init__(self, launch=None):
         launch = launch or Launch()
-        self.process, self._control = launch.process, launch.control
+        self.process, self._control = launch.process, launch.control  # process: None if attached
         self.uid_base, self._uid_lock = launch.uid_base, launch.uid_lock
         self._scratch_root = launch.scratch_root
         self._lock = threading.Lock()
@@ -130,7 +135,7 @@ class Zygote:
 
     @property
     def usable(self):
-        return not self._out_of_step and self.process.poll() is None
+        return not self._out_of_step and (self.process is None or self.process.poll() is None)
 
     def _broken(self):
         """The control socket is out of step: this zygote cannot be trusted with more work
@@ -140,7 +145,7 @@ class Zygote:
             self._control.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.terminate()
 
     def close(self):
@@ -153,6 +158,8 @@ class Zygote:
                 pass
             self._control.close()  # the zygote kills every process of its uids and exits
         finally:
+            if self.process is None:  # attached: the owner ends the zygote and its scratch
+                return
             for stop in (None, self.process.terminate, self.process.kill):
                 if stop is not None:
                     stop()  # SIGTERM: the zygote still cleans up; SIGKILL: its workers die
@@ -165,7 +172,21 @@ class Zygote:
             self._uid_lock.close()
 
 
+@dataclass(frozen=True)
+class Attachment:
+    """What a grading process forked from the zygote's owner needs to use that zygote (see
+    ``attach``): its own control socket, for one slot."""
+
+    control: socket.socket
+    uid_base: int | None
+    scratch_root: object
+    process: None = None
+    uid_lock: None = None
+
+
 _zygote = None
+_attachment = None  # set in a grading process forked from the owner (``adopt``)
+_grading_processes = set()  # pids of the grading processes this one forked (``stop`` kills them)
 _zygote_lock = threading.Lock()  # held while a zygote starts (it imports torch: seconds)
 _start_lock = threading.Lock()  # guards the two below; never held for long
 _stopped = False  # set by ``stop``: this process starts no worker any more
@@ -183,6 +204,11 @@ def stop():
     with _start_lock:
         _stopped = True
         starting = _starting
+    for pid in list(_grading_processes):  # they grade with workers of this zygote's uids
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     if starting is not None:  # its starter waits for "ready" holding _zygote_lock: wake it
         _end_launch(starting, close=False)
     with _connections_lock:
@@ -224,11 +250,69 @@ def sandbox_mode():
     return None if zygote is None else (zygote.isolation, zygote.reason)
 
 
+def attach(slot):
+    """In the zygote's owner, before it forks a grading process for ``slot``: an
+    ``Attachment`` for that process (``adopt``), whose socket the zygote serves once it is
+    ready. Starts the zygote if none is starting or running."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    message = json.dumps({"connect": int(slot)}).encode()
+    try:
+        with _zygote_lock:
+            _refuse_if_stopped()
+            zygote = _zygote if _zygote is not None and _zygote.usable else None
+            if zygote is None:
+                launch_module.start_early()
+                target = launch_module.peek_early()
+                socket.send_fds(target.control, [message], [theirs.fileno()])
+                return Attachment(ours, target.uid_base, target.scratch_root)
+        with zygote._lock:
+            socket.send_fds(zygote._control, [message], [theirs.fileno()])
+        return Attachment(ours, zygote.uid_base, zygote._scratch_root)
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+
+
+def adopt(attachment):
+    """In a grading process just forked from the zygote's owner: use ``attachment`` and
+    nothing the owner had (its zygote, its early launch, its list of grading processes)."""
+    global _zygote, _attachment, _starting, _stopped
+    early = launch_module.peek_early()
+    for inherited in (_zygote and _zygote._control, early and early.control,
+                      _zygote and _zygote._uid_lock, early and early.uid_lock):
+        if inherited:  # our copies only: the owner's stay open (its death must close them)
+            inherited.close()
+    _zygote, _starting, _stopped, _attachment = None, None, False, attachment
+    _grading_processes.clear()
+    launch_module.forget_early()
+
+
+def grading_process_started(pid):
+    _grading_processes.add(pid)
+
+
+def grading_process_ended(pid):
+    _grading_processes.discard(pid)
+
+
 def shared_zygote():
-    """The process-wide zygote, started on first use (after ``stop``: a ``WorkerFailure``)."""
+    """The process-wide zygote, started on first use (after ``stop``: a ``WorkerFailure``).
+    In a grading process (``adopt``): the owner's, through the attachment; if that one is
+    gone, the sandbox is."""
     global _zygote, _starting
     with _zygote_lock:
         _refuse_if_stopped()
+        if _attachment is not None:
+            if _zygote is None:
+                try:
+                    _zygote = Zygote(_attachment)
+                except RuntimeError:
+                    raise WorkerFailure("sandbox", "the sandbox zygote is gone") from None
+            elif not _zygote.usable:
+                raise WorkerFailure("sandbox", "the sandbox zygote is gone")
+            return _zygote
         if _zygote is None or not _zygote.usable:
             with _start_lock:
                 _refuse_if_stopped()

@@ -11,7 +11,11 @@ Requests on the control socket (JSON, one per message):
   in, replies out, printed output out): the zygote forks, the child isolates
   itself (``isolation.isolate``) and serves the worker protocol; answers
   ``{"pid"}`` or ``{"error"}``;
-- ``{"reap": slot}``: kill every process of that slot's uid (no answer).
+- ``{"reap": slot}``: kill every process of that slot's uid (no answer);
+- ``{"connect": slot}`` with one file descriptor, on the grader's own socket only: another
+  control socket, for a grading process the grader forked (``autograder.pool``). The zygote
+  answers it ``{"ready", "isolation", "reason"}`` and serves its requests like the grader's,
+  except that they always get that one slot; when it closes, that slot's processes are killed.
 
 The zygote never runs student code and never does parallel torch work, so
 forking it stays safe and cheap (~20 ms instead of a ~1.5 s interpreter start).
@@ -203,49 +207,84 @@ def main(control_fd, settings):
     zygote = Zygote({**settings, "keep": [*settings["keep"], *library_folders(settings["keep"])]})
     settings.clear()  # a worker is a fork of this process: leave it no more than it needs
     mode, reason = zygote.decide_mode()
-    base = zygote.base
-    control.send(json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode())
+    greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode()
+    control.send(greeting)
+    connections = {control: None}  # control socket -> the one slot it may use (None: any)
     try:
         while True:
             if parent is not None and os.getppid() != parent:
                 return  # the grader died (even by SIGKILL): we were re-parented
             try:
-                if not select.select([control], [], [], PARENT_POLL_SECONDS)[0]:
-                    continue
-                message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 3)
-            except (ConnectionError, OSError):
+                readable = select.select(list(connections), [], [], PARENT_POLL_SECONDS)[0]
+            except (OSError, ValueError):
                 return
-            if not message:
-                return  # the grader closed its end (or died)
-            try:
-                request = json.loads(message)
-            except ValueError:
-                for fd in fds:
-                    os.close(fd)
-                continue
-            if "reap" in request:
-                for fd in fds:
-                    os.close(fd)
-                zygote.reap([request["reap"]])
-                continue
-            uid = None if base["uid_base"] is None else base["uid_base"] + int(request["slot"])
-            worker_settings = {**base, "uid": uid, "limits": request["limits"],
-                               "scratch": request.get("scratch") or base["fallback_scratch"]}
-            try:
-                if len(fds) != 3:
-                    raise OSError("a spawn request needs three file descriptors")
-                pid = zygote.spawn(worker_settings, fds)
-                control.send(json.dumps({"pid": pid}).encode())
-            except OSError as error:
-                for fd in fds:
-                    try:
-                        os.close(fd)
-                    except OSError:
-                        pass
-                control.send(json.dumps({"error": str(error)}).encode())
+            for sock in readable:
+                try:
+                    message, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 3)
+                except (ConnectionError, OSError):
+                    message, fds = b"", []
+                if not message:
+                    if sock is control:
+                        return  # the grader closed its end (or died)
+                    zygote.reap([connections.pop(sock)])  # a grading process ended
+                    sock.close()
+                    continue
+                _serve(zygote, sock, connections, message, fds, greeting)
     finally:
         # Whatever brought us here, no worker and none of their processes outlive us.
         zygote.reap(range(uid_block))
+
+
+def _serve(zygote, sock, connections, message, fds, greeting):
+    """One request on one control socket (see the module's docstring)."""
+    base = zygote.base
+    try:
+        request = json.loads(message)
+        if not isinstance(request, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        _close_all(fds)
+        return
+    fixed = connections[sock]  # a grading process's socket: only its own slot
+    if "connect" in request:
+        if fixed is not None or len(fds) != 1:
+            _close_all(fds)
+            return
+        attached = socket.socket(fileno=fds[0])
+        connections[attached] = int(request["connect"])
+        try:
+            attached.send(greeting)
+        except OSError:
+            connections.pop(attached)
+            attached.close()
+        return
+    if "reap" in request:
+        _close_all(fds)
+        zygote.reap([request["reap"] if fixed is None else fixed])
+        return
+    try:
+        slot = int(request["slot"]) if fixed is None else fixed
+        uid = None if base["uid_base"] is None else base["uid_base"] + slot
+        worker_settings = {**base, "uid": uid, "limits": request["limits"],
+                           "scratch": request.get("scratch") or base["fallback_scratch"]}
+        if len(fds) != 3:
+            raise OSError("a spawn request needs three file descriptors")
+        pid = zygote.spawn(worker_settings, fds)
+        sock.send(json.dumps({"pid": pid}).encode())
+    except (OSError, KeyError, TypeError, ValueError) as error:
+        _close_all(fds)
+        try:
+            sock.send(json.dumps({"error": str(error)}).encode())
+        except OSError:
+            pass
+
+
+def _close_all(fds):
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":
