@@ -94,7 +94,8 @@ def _run_checks(session, plan, started, loaded):
 def _run_one(session, check, plan, loaded):
     watched = _WatchedPlan(plan)
     try:
-        check.run(Context(session, watched, check, loaded.stubs))
+        check.run(Context(session, watched, check, loaded.stubs, defer_building=True))
+        session.flush()  # what it built and did not use yet: that too is this check's
     except CheckFailed as failed:  # on hidden sizes, say what is wrong but not the sizes
         message = hide_hidden_sizes(failed.message, plan.hidden) if watched.used_hidden else failed.message
         return Outcome(check.info, "failed", 0.0, message)
@@ -110,6 +111,8 @@ def _run_one(session, check, plan, loaded):
         return Outcome(check.info, "error", 0.0, bilingual(
             "Kesalahan internal autograder pada pemeriksaan ini; beri tahu pengajar.",
             "Internal autograder error in this check; please tell the instructor."))
+    finally:
+        session.discard_deferred()
     return Outcome(check.info, "passed", check.points)
 
 

@@ -16,6 +16,7 @@ They die with the grader: a parent-death signal (``kill -9`` of the grader), ``p
 
 import collections
 import ctypes
+import gc
 import os
 import signal
 import socket
@@ -45,6 +46,7 @@ class GradingPool:
         import torch
 
         torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
+        gc.freeze()  # what is imported now is shared with the grading processes, not collected
         self.plan = plan
         self._children = {}  # pid -> Connection (the task socket)
         for slot in range(jobs):

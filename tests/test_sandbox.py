@@ -32,6 +32,11 @@ class Echo(nn.Module):
             sys.exit(0)
         return self.lin(x)
 
+class Broken(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        raise RuntimeError("cannot build")
+
 def try_import(name):
     try:
         __import__(name)
@@ -46,7 +51,7 @@ def uses_reference(t):
 
 @pytest.fixture
 def session():
-    s = Session([{"code": SOURCE, "origin": "cell 1"}], ["Echo", "missing"], solutions,
+    s = Session([{"code": SOURCE, "origin": "cell 1"}], ["Echo", "Broken", "missing"], solutions,
                 request_timeout=3, max_restarts=5)
     yield s
     s.close()
@@ -115,6 +120,62 @@ def test_weights_copied_by_attribute_path(session):
     assert missing == ["nope.weight", "lin.bias "] or "nope.weight" in missing
     x = torch.tensor([[1.0, 2.0]])
     assert torch.equal(session.call(obj, x), x)
+
+
+def test_deferred_building_travels_with_the_next_request(session, monkeypatch):
+    """Deferred ``new`` requests go in one batch with the request that follows them: one round
+    trip; weights land and ``on_answer`` sees what did not fit, as ``new_with_params`` would."""
+    session.load()
+    frames, real_request = [], Session._request
+    monkeypatch.setattr(Session, "_request", lambda self, message, timeout=None: (
+        frames.append(message["op"]) if not self._deferred else None) or real_request(self, message, timeout))
+    answers = []
+    obj = session.new_with_params("Echo", [2], {}, {"lin.weight": torch.eye(2), "lin.bias": torch.zeros(2),
+                                                    "nope": torch.zeros(1)},
+                                  on_answer=lambda *answer: answers.append(answer))
+    assert frames == [] and answers == []
+    x = torch.tensor([[1.0, 2.0]])
+    assert torch.equal(session.call(obj, x), x)
+    assert frames == ["batch"] and answers == [(obj, ["nope"], [])]
+    assert obj.params == {"lin.weight": (2, 2), "lin.bias": (2,)}
+    session.flush()  # nothing left to send, nothing failed
+    assert frames == ["batch"]
+
+
+def test_a_deferred_building_that_raises_fails_its_users_and_the_flush(session):
+    """A module that cannot be built raises its error wherever it is used, and ``flush`` raises
+    it once more (the check that built it fails even if it caught the error); what was deferred
+    after it is not built."""
+    session.load()
+    broken = session.new_with_params("Broken", [2], {}, {}, on_answer=lambda *a: None)
+    after = session.new_with_params("Echo", [2], {}, {}, on_answer=lambda *a: None)
+    with pytest.raises(StudentError, match="cannot build"):
+        session.call("try_import", "torch")
+    with pytest.raises(StudentError, match="cannot build"):
+        session.call(broken, torch.zeros(1, 2))
+    with pytest.raises(StudentError, match="cannot build"):
+        broken.params
+    with pytest.raises(StudentError):
+        session.call(after, torch.zeros(1, 2))
+    with pytest.raises(StudentError, match="cannot build"):
+        session.flush()
+    session.flush()  # raised once: the next check starts clean
+    assert session.call("try_import", "torch") == "imported"
+
+
+def test_a_discarded_building_is_never_sent(session):
+    session.load()
+    session.new_with_params("Broken", [2], {}, {}, on_answer=lambda *a: None)
+    session.discard_deferred()
+    session.flush()
+    assert session.call("try_import", "torch") == "imported"
+
+
+@pytest.mark.parametrize("inner", [{"op": "load"}, {"op": "batch", "requests": []}, {"op": "nope"}, 7])
+def test_a_batch_holds_no_load_no_batch_and_nothing_unknown(session, inner):
+    session.load()
+    replies = session._request({"op": "batch", "requests": [{"op": "ping"}, inner, {"op": "ping"}]})["replies"]
+    assert "ok" in replies[0] and "error" in replies[1] and len(replies) == 2
 
 
 def test_gives_up_after_too_many_restarts():

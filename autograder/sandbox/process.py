@@ -9,7 +9,6 @@ import atexit
 import json
 import os
 import select
-import selectors
 import signal
 import socket
 import subprocess
@@ -347,6 +346,18 @@ class _OutputTail(threading.Thread):
             os.close(self.fd)
 
 
+def _wait(poll, deadline):
+    """Whether ``poll``'s one descriptor became ready (or hung up) before ``deadline``."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            return bool(poll.poll(max(1, int(left * 1000 + 0.999))))
+        except InterruptedError:
+            continue
+
+
 class WorkerConnection:
     """The grader's end of one worker's pipes."""
 
@@ -355,6 +366,10 @@ class WorkerConnection:
         self._scratch, self._on_close = scratch, on_close
         for fd in (to_worker, from_worker):  # every send and receive waits with a deadline
             os.set_blocking(fd, False)
+        # One poll object per direction for the connection's life (not one per read or write).
+        self._can_write, self._can_read = select.poll(), select.poll()
+        self._can_write.register(to_worker, select.POLLOUT)
+        self._can_read.register(from_worker, select.POLLIN)
         try:  # a handle on this very process: its pid may be reused once it is gone
             self._pidfd = os.pidfd_open(pid)
         except ProcessLookupError:
@@ -407,17 +422,14 @@ class WorkerConnection:
         forged an answer and stopped reading before a large request) is a time-out, never a
         grader stuck in write()."""
         view = memoryview(data)
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._to_worker, selectors.EVENT_WRITE)
-            while view:
-                try:
-                    view = view[os.write(self._to_worker, view):]
-                    continue
-                except BlockingIOError:
-                    pass
-                left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
-                    raise WorkerFailure("timeout", "the worker does not read what it is sent")
+        while view:
+            try:
+                view = view[os.write(self._to_worker, view):]
+                continue
+            except BlockingIOError:
+                pass
+            if not _wait(self._can_write, deadline):
+                raise WorkerFailure("timeout", "the worker does not read what it is sent")
 
     def _receive(self, deadline):
         header = self._read_exact(wire.HEADER.size, deadline)
@@ -434,19 +446,16 @@ class WorkerConnection:
         not a copy per pipe-full (64 KB) of it."""
         data = bytearray(n)
         view, have = memoryview(data), 0
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._from_worker, selectors.EVENT_READ)
-            while have < n:
-                try:
-                    got = os.readv(self._from_worker, [view[have:]])
-                except BlockingIOError:
-                    left = deadline - time.monotonic()
-                    if left <= 0 or not selector.select(left):
-                        raise WorkerFailure("timeout") from None
-                    continue
-                if not got:
-                    raise WorkerFailure("crashed", self._exit_description())
-                have += got
+        while have < n:
+            try:
+                got = os.readv(self._from_worker, [view[have:]])
+            except BlockingIOError:
+                if not _wait(self._can_read, deadline):
+                    raise WorkerFailure("timeout") from None
+                continue
+            if not got:
+                raise WorkerFailure("crashed", self._exit_description())
+            have += got
         view.release()
         return data
 

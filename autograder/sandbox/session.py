@@ -23,18 +23,41 @@ from autograder.config import DEFAULTS  # the one place defaults live
 __all__ = ["Session", "RemoteObject", "StudentError", "WorkerFailure", "MAX_RECORDS"]
 
 MAX_RECORDS = 64  # recorded calls one reply may hold (the worker stops recording there)
+MAX_DEFERRED = 8  # deferred new requests: the next one sends them first
 MAX_RECORD_ELEMENTS = 1_000_000  # per recorded tensor: a check's inputs are far smaller
 
 
-@dataclass
 class RemoteObject:
-    """A student object that lives in the worker; only its id and structure are known here."""
+    """A student object that lives in the worker; only its id and structure are known here:
+    ``params`` (attribute path -> shape, each parameter once: what counts), ``aliases``
+    (every attribute path of a parameter -> shape, shared ones too) and ``modules``
+    (attribute path -> type name). One built with ``defer`` is described once the worker
+    has answered (reading the description asks for that answer)."""
 
-    id: str
-    name: str
-    params: dict  # attribute path -> shape, each parameter once (what counts)
-    aliases: dict  # every attribute path of a parameter -> shape (shared ones too)
-    modules: dict  # attribute path -> type name
+    def __init__(self, id, name, session=None):
+        self.id, self.name = id, name
+        self.failure = None  # the StudentError that building it raised (deferred building)
+        self._session, self._described = session, None
+
+    def _describe(self, info):
+        try:
+            self._described = (
+                {str(p): tuple(int(n) for n in s) for p, s in info["params"]},
+                {str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
+                {str(p): str(t) for p, t in info["modules"]})
+        except (KeyError, TypeError, ValueError):
+            raise WorkerFailure("bad_reply", "malformed description of a new object") from None
+
+    def _description(self):
+        if self._described is None and self.failure is None and self._session is not None:
+            self._session.flush()
+        if self.failure is not None:
+            raise self.failure
+        return self._described
+
+    params = property(lambda self: self._description()[0])
+    aliases = property(lambda self: self._description()[1])
+    modules = property(lambda self: self._description()[2])
 
     def sub(self, path):
         """One of its sub-modules, by attribute path, as a target for ``call`` / ``grad``."""
@@ -68,6 +91,8 @@ class Session:
         self.output_tail = ""
         self._ids = itertools.count(1)
         self._seq = itertools.count(1)
+        self._deferred = []  # (new request, RemoteObject, on_answer) not sent yet
+        self._failed_builds = []  # StudentErrors of deferred building not raised by a flush yet
 
     # -- lifecycle -------------------------------------------------------------
     def _ensure_worker(self):
@@ -108,7 +133,10 @@ class Session:
     def _request(self, message, timeout=None):
         """One request, one answer. No callback is answered: ``request`` is called without
         one, so a frame that asks for something is a ``WorkerFailure`` like any malformed one;
-        an answer to another request (its sequence number differs) is one too."""
+        an answer to another request (its sequence number differs) is one too. Deferred
+        ``new`` requests travel with it, in order, in one round trip (``op: batch``)."""
+        if self._deferred:
+            return self._request_with_deferred(message, timeout)
         seq = next(self._seq)
         try:
             self._ensure_worker()
@@ -120,41 +148,97 @@ class Session:
             self._drop_worker()
             raise
 
+    def _request_with_deferred(self, message, timeout):
+        """The deferred ``new`` requests, then ``message``, in one batch. The answers are taken
+        in order, as separate requests would have been: a building that raised marks its object
+        (every later use raises that error; ``flush`` raises it once more), an ``on_answer``
+        that raises (weights that do not fit) raises here; then ``message``'s own error."""
+        deferred, self._deferred = self._deferred, []
+        reply = self._request({"op": "batch", "requests": [m for m, _, _ in deferred] + [message]},
+                              timeout)
+        replies = reply.get("replies")
+        if (not isinstance(replies, list) or not 0 < len(replies) <= len(deferred) + 1
+                or not all(isinstance(r, dict) and isinstance(r.get("ok", r.get("error")), dict)
+                           for r in replies)):
+            raise WorkerFailure("bad_reply", "malformed answer to a batch")
+        failure = None
+        for index, (_, obj, on_answer) in enumerate(deferred):
+            answer = replies[index] if index < len(replies) else None
+            if failure is not None or answer is None:  # not built: an earlier request raised
+                obj.failure = failure or StudentError({"type": "Error", "message": "not built"})
+                continue
+            if "error" in answer:
+                failure = obj.failure = StudentError(answer["error"])
+                self._failed_builds.append(failure)
+                continue
+            obj._describe(answer["ok"])
+            on_answer(obj, *_set_answer(answer["ok"]))
+        if failure is not None:
+            raise failure
+        if len(replies) <= len(deferred):
+            raise WorkerFailure("bad_reply", "a batch answered without its last request")
+        if "error" in replies[-1]:
+            raise StudentError(replies[-1]["error"])
+        return replies[-1]["ok"]
+
+    def flush(self):
+        """Send what is deferred (with a ``ping``), and raise the first error a deferred
+        building raised since the last flush, even if a check caught it where the object was
+        used: a module that cannot be built fails the check that built it, as if built at once."""
+        if self._deferred:
+            self._request({"op": "ping"})
+        failed, self._failed_builds = self._failed_builds, []
+        if failed:
+            raise failed[0]
+
+    def discard_deferred(self):
+        """Forget what is deferred and not sent (a check ended early): nothing is built."""
+        self._deferred, self._failed_builds = [], []
+
     # -- operations ----------------------------------------------------------------
     def new(self, name, *args, dtype=None, device=None, repeat=1, **kwargs):
         return self._new(name, args, kwargs, dtype, device, repeat, None)[0]
 
-    def new_with_params(self, name, args, kwargs, values, dtype=None):
-        """``new`` and ``set_params`` in one request: (object, missing, mismatched)."""
+    def new_with_params(self, name, args, kwargs, values, dtype=None, on_answer=None):
+        """``new`` and ``set_params`` in one request: (object, missing, mismatched). With
+        ``on_answer(object, missing, mismatched)`` the request is deferred: it travels with the
+        next request (or ``flush``), ``on_answer`` is called then, and only the object returns."""
+        if on_answer is not None:
+            obj, message = self._new_message(name, args, kwargs, dtype, None, 1, values)
+            if len(self._deferred) >= MAX_DEFERRED:
+                self.flush()
+            self._deferred.append((message, obj, on_answer))
+            return obj
         obj, info = self._new(name, args, kwargs, dtype, None, 1, values)
         return (obj, *_set_answer(info))
 
-    def _new(self, name, args, kwargs, dtype, device, repeat, values):
-        object_id = f"o{next(self._ids)}"
+    def _new_message(self, name, args, kwargs, dtype, device, repeat, values):
+        obj = RemoteObject(f"o{next(self._ids)}", name, self)
         message = {
-            "op": "new", "id": object_id, "name": name,
+            "op": "new", "id": obj.id, "name": name,
             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
             "dtype": dtype, "device": device, "repeat": repeat,
         }
         if values is not None:
             message["values"] = {p: wire.encode_value(t) for p, t in values.items()}
+        return obj, message
+
+    def _new(self, name, args, kwargs, dtype, device, repeat, values):
+        obj, message = self._new_message(name, args, kwargs, dtype, device, repeat, values)
         info = self._request(message)
-        try:
-            return RemoteObject(
-                id=object_id, name=name,
-                params={str(p): tuple(int(n) for n in s) for p, s in info["params"]},
-                aliases={str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
-                modules={str(p): str(t) for p, t in info["modules"]},
-            ), info
-        except (KeyError, TypeError, ValueError):
-            raise WorkerFailure("bad_reply", "malformed description of a new object") from None
+        obj._describe(info)
+        return obj, info
 
     def set_params(self, obj, values):
+        self._target(obj)
         return _set_answer(self._request({"op": "set", "id": obj.id,
                                           "values": {p: wire.encode_value(t) for p, t in values.items()}}))
 
     @staticmethod
     def _target(target):
+        owner = target.owner if isinstance(target, SubModule) else target
+        if isinstance(owner, RemoteObject) and owner.failure is not None:
+            raise owner.failure  # its building raised: so does every use of it
         if isinstance(target, RemoteObject):
             return {"obj": target.id}
         if isinstance(target, SubModule):

@@ -24,6 +24,7 @@ closes, or the zygote is re-parented), it kills every process of its uid block
 and exits.
 """
 
+import gc
 import json
 import os
 import select
@@ -207,6 +208,9 @@ def main(control_fd, settings):
     zygote = Zygote({**settings, "keep": [*settings["keep"], *library_folders(settings["keep"])]})
     settings.clear()  # a worker is a fork of this process: leave it no more than it needs
     mode, reason = zygote.decide_mode()
+    # Objects that exist now are never collected in a worker: its garbage collector then does
+    # not touch (and copy, page by page) the whole of torch it shares with us.
+    gc.freeze()
     greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode()
     control.send(greeting)
     connections = {control: None}  # control socket -> the one slot it may use (None: any)
