@@ -465,3 +465,33 @@ def test_every_write_to_a_worker_has_a_deadline():
         for fd in (to_worker_r, from_worker_w):
             os.close(fd)
     assert sleeper.returncode == -signal.SIGKILL
+
+
+DYNAMO_PROBE = '''
+import sys as _sys
+
+def dynamo_imported():
+    return "torch._dynamo" in _sys.modules
+'''
+
+
+@pytest.mark.parametrize("assignment", ["encoder", "decoder"])
+def test_a_workers_runs_on_meta_leave_dynamo_unimported(assignment):
+    """The zygote warms the meta device up with a stand-in for torch._dynamo
+    (zygote.warm_up_meta): a worker that runs a block on meta, as the device checks do,
+    must not import the real one (about a second of CPU in every worker)."""
+    corpus = Path(__file__).parent / "corpus" / assignment / "correct"
+    block = "EncoderBlock" if assignment == "encoder" else "DecoderBlock"
+    for path in sorted(corpus.glob("*.py"))[:4]:
+        s = Session([{"code": path.read_text() + DYNAMO_PROBE, "origin": "cell 1"}], [block],
+                    solutions, request_timeout=10, max_restarts=0)
+        try:
+            assert s.call("dynamo_imported") is False
+            obj = s.new(block, 16, 4, 32, device="meta")
+            x = torch.randn(2, 5, 16, device="meta")
+            result = s.call(obj, x) if assignment == "encoder" else s.call(obj, x, torch.randn(2, 7, 16, device="meta"))
+            out = result[0] if isinstance(result, (tuple, list)) else result
+            assert out.device.type == "meta" and tuple(out.shape) == (2, 5, 16), path.name
+            assert s.call("dynamo_imported") is False, f"{path.name}: torch._dynamo was imported"
+        finally:
+            s.close()
