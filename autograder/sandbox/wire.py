@@ -9,6 +9,7 @@ library, numpy and torch, because the worker loads it as a plain script
 
 import base64
 import json
+import math
 import struct
 
 import numpy as np
@@ -149,7 +150,7 @@ def _decode_tensor(meta, max_elements):
         raise WireError("bad tensor shape")
     if len(shape) > 8:
         raise WireError("too many tensor dimensions")
-    count = int(np.prod(shape)) if shape else 1
+    count = math.prod(shape)
     if count > max_elements:
         raise WireError("tensor too large")
     dtype = meta.get("dtype")
@@ -165,7 +166,8 @@ def _decode_tensor(meta, max_elements):
         raw = base64.b64decode(meta["data"], validate=True)
     except (ValueError, TypeError):
         raise WireError("bad tensor data") from None
-    if len(raw) != count * np.dtype(np_dtype).itemsize:
+    if len(raw) != count * torch_dtype.itemsize:
         raise WireError("tensor data does not match its shape")
-    array = np.frombuffer(raw, dtype=np_dtype).reshape(shape).copy()
-    return torch.from_numpy(array).to(torch_dtype)
+    if not raw:
+        return torch.empty(shape, dtype=torch_dtype)
+    return torch.frombuffer(bytearray(raw), dtype=torch_dtype).reshape(shape)
