@@ -515,3 +515,29 @@ def test_a_worker_uses_the_c_meta_kernels_and_keeps_the_python_ones_where_there_
             assert ".py" in line, f"{op}: {line}"
     finally:
         s.close()
+
+
+def _can_collapse_to_huge_pages():
+    """MADV_COLLAPSE: Linux 6.1 or newer, transparent huge pages not switched off."""
+    release = tuple(int(n) for n in os.uname().release.split("-")[0].split(".")[:2])
+    setting = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    return release >= (6, 1) and setting.exists() and "[never]" not in setting.read_text()
+
+
+@pytest.mark.skipif(not _can_collapse_to_huge_pages(), reason="needs MADV_COLLAPSE")
+def test_the_zygotes_memory_moves_to_huge_pages():
+    """zygote.huge_pages_in_background: forking a worker copies one page-table entry per
+    page of the zygote, so its ~150 MB of anonymous memory go into 2 MB pages."""
+    from autograder.sandbox.process import shared_zygote
+
+    zygote = shared_zygote()
+    rollup = Path(f"/proc/{zygote.process.pid}/smaps_rollup")
+    deadline = time.monotonic() + 20
+    huge = 0
+    while time.monotonic() < deadline:
+        huge = next(int(line.split()[1]) for line in rollup.read_text().splitlines()
+                    if line.startswith("AnonHugePages:"))
+        if huge >= 32 * 1024:
+            break
+        time.sleep(0.2)
+    assert huge >= 32 * 1024, f"only {huge} kB of the zygote are in huge pages"

@@ -24,6 +24,8 @@ closes, or the zygote is re-parented), it kills every process of its uid block
 and exits.
 """
 
+import ctypes
+import errno
 import gc
 import json
 import os
@@ -31,6 +33,7 @@ import select
 import signal
 import socket
 import sys
+import threading
 import types
 
 if __name__ == "__main__":
@@ -56,6 +59,7 @@ PRELOAD = ("math", "itertools", "functools", "collections", "copy", "random", "j
            "statistics", "fractions", "decimal", "time", "enum", "abc", "types", "numpy",
            "torch.nn", "torch.nn.functional", "torch.nn.init")
 MAX_MESSAGE = 1 << 16
+MADV_COLLAPSE, HUGE_PAGE = 25, 2 << 20
 PARENT_POLL_SECONDS = 1.0
 
 
@@ -181,6 +185,35 @@ def _meta_ops():
         F.layer_norm(y.double(), (8,)), F.gelu(y.double()), F.linear(y.double(), w.double())
     z = torch.randn(2, 5, 8, device=meta, requires_grad=True)
     (F.layer_norm(F.gelu(F.linear(z, w, b)), (8,)).softmax(-1) * 2).sum().backward()
+
+
+def huge_pages_in_background():
+    """Move the zygote's anonymous memory (torch's and the interpreter's heap, ~150 MB) into
+    2 MB pages, in a thread of its own while the zygote already serves. Each worker is a fork
+    of the zygote: fork and exit copy and free one page-table entry per page, ~8 ms of the
+    kernel's time per worker with 4 KB pages, ~3 ms with huge ones. The memory and what the
+    worker sees stay the same. Needs MADV_COLLAPSE (Linux 6.1); elsewhere nothing changes."""
+    threading.Thread(target=_collapse_anonymous_memory, name="huge-pages", daemon=True).start()
+
+
+def _collapse_anonymous_memory():
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        with open("/proc/self/maps") as maps:
+            lines = maps.read().splitlines()
+    except (OSError, AttributeError):
+        return
+    for line in lines:
+        fields = line.split()
+        if fields[1] != "rw-p" or (len(fields) > 5 and fields[5] != "[heap]"):
+            continue  # only private writable memory without a file behind it
+        start, end = (int(address, 16) for address in fields[0].split("-"))
+        start = -(-start // HUGE_PAGE) * HUGE_PAGE
+        end = end // HUGE_PAGE * HUGE_PAGE
+        if end > start and madvise(start, end - start, MADV_COLLAPSE) != 0 \
+                and ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS):
+            return  # no MADV_COLLAPSE in this kernel
 
 
 def library_folders(python_paths):
@@ -322,6 +355,7 @@ def main(control_fd, settings):
     # Objects that exist now are never collected in a worker: its garbage collector then does
     # not touch (and copy, page by page) the whole of torch it shares with us.
     gc.freeze()
+    huge_pages_in_background()
     greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode()
     control.send(greeting)
     connections = {control: None}  # control socket -> the one slot it may use (None: any)
