@@ -541,3 +541,46 @@ def test_the_zygotes_memory_moves_to_huge_pages():
             break
         time.sleep(0.2)
     assert huge >= 32 * 1024, f"only {huge} kB of the zygote are in huge pages"
+
+
+SIGNATURES = '''
+import torch
+import torch.nn as nn
+
+class Scale(nn.Module):
+    def forward(self, x, factor=2.0):
+        return x * factor
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Scale()
+    def forward(self, x):
+        return self.inner(x)
+
+def change_default(value):
+    Scale.forward.__defaults__ = (value,)
+    return value
+'''
+
+
+def test_a_recorded_sublayers_signature_follows_its_defaults():
+    """The worker keeps what it read of a sub-layer's signature (worker._signature) only
+    while the function's defaults are the same objects."""
+    s = Session([{"code": SIGNATURES, "origin": "cell 1"}], ["Outer"], solutions, request_timeout=10,
+                max_restarts=0)
+    try:
+        x = torch.ones(1, 2)
+        seen = []
+        for value in (None, 3.0, 5.0):
+            if value is not None:
+                s.call("change_default", value)
+            obj = s.new("Outer")
+            result, records, _ = s.call_recording(obj, [x], record={"modules": ["inner"]})
+            (record,) = records
+            assert record["params"] == [("x", "POSITIONAL_OR_KEYWORD", False),
+                                        ("factor", "POSITIONAL_OR_KEYWORD", True)]
+            seen.append((record["defaults"]["factor"], float(result[0, 0])))
+        assert seen == [(2.0, 2.0), (3.0, 3.0), (5.0, 5.0)]
+    finally:
+        s.close()

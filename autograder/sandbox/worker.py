@@ -175,8 +175,29 @@ def _structure(value):
     return {"type": type(value).__name__[:80]}
 
 
+_SIGNATURES = {}  # (function, bound) -> (its defaults, _signature's answer); see _signature
+MAX_SIGNATURES = 256
+
+
 def _signature(function):
-    """[[name, kind, has_default], ...] and the simple defaults of a callable, or (None, {})."""
+    """[[name, kind, has_default], ...] and the simple defaults of a callable, or (None, {}).
+    A recorded sub-layer's ``forward`` is read at every request: the answer for a Python
+    function (or a method bound to one) is kept, for as long as its defaults are the same."""
+    plain = getattr(function, "__func__", function)
+    if not inspect.isfunction(plain):
+        return _read_signature(function)
+    key, defaults = (plain, plain is not function), (plain.__defaults__, plain.__kwdefaults__)
+    known = _SIGNATURES.get(key)
+    if known is None or known[0][0] is not defaults[0] or known[0][1] is not defaults[1]:
+        known = (defaults, _read_signature(function))
+        if known[1][0] is None or len(_SIGNATURES) >= MAX_SIGNATURES:
+            return known[1]
+        _SIGNATURES[key] = known
+    params, simple_defaults = known[1]
+    return [list(p) for p in params], dict(simple_defaults)
+
+
+def _read_signature(function):
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
