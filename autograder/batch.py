@@ -120,12 +120,14 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
         stream = grade_many([s for s, _ in todo], plan, jobs)
     try:
         for result in stream:  # in completion order
-            with _no_interrupt():  # a student's reports are written whole or not at all
+            # A student's reports are written whole or not at all, and one that is written is
+            # counted (``on_result``) before a Ctrl-C held back meanwhile is delivered.
+            with _no_interrupt():
                 result = _write_student(out_dir, result.with_changes(
                     fingerprint=expected_by_student[result.student]), plan)
-            graded[result.student] = result
-            if on_result:
-                on_result(result)
+                graded[result.student] = result
+                if on_result:
+                    on_result(result)
     except KeyboardInterrupt:
         # The reports written so far stay (a rerun resumes from them); what is still being
         # graded is dropped, never written: kill its workers now rather than wait for them.
