@@ -589,6 +589,19 @@ def around_sdpa(ctx, ref, q, k, v, mask, calls, tolerance="float32"):
             return None
         scores = (*cq.shape[:-1], tk)
         flat["mask"] = blocked(cmask, scores)
+        if flat["mask"] is None and isinstance(cmask, torch.Tensor) and cmask.dim() > len(scores):
+            shape = ", ".join(map(str, cmask.shape))  # e.g. a (B, 1, 1, Tk) mask, 3-D scores
+            fail(bilingual(
+                f"Mask berbentuk ({shape}) diteruskan ke panggilan scaled_dot_product_attention yang "
+                "skornya berdimensi lebih sedikit daripada mask itu, sehingga mask tidak dapat "
+                "diterapkan. Mask "
+                "MultiHeadAttention berlaku untuk skor (B, H, Tq, Tk), mis. mask padding "
+                "(B, 1, 1, Tk): panggil scaled_dot_product_attention pada tensor dengan sumbu "
+                "head, (B, H, T, d_k).",
+                f"A mask of shape ({shape}) is passed to a scaled_dot_product_attention call whose "
+                "scores have fewer dimensions than the mask, so it cannot apply. MultiHeadAttention's "
+                "masks apply to scores of shape (B, H, Tq, Tk), e.g. a (B, 1, 1, Tk) padding mask: "
+                "call scaled_dot_product_attention on tensors with the head axis, (B, H, T, d_k)."))
         if flat["mask"] is None:
             fail(bilingual("Mask yang diteruskan ke scaled_dot_product_attention bukan mask yang "
                            "diterima MultiHeadAttention.",
