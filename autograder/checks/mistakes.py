@@ -347,7 +347,7 @@ CATALOGUE = (
         "proyeksinya sendiri (3344 parameter).",
         "Create two separate modules, `self.self_attn` and `self.cross_attn`, each with its own "
         "projections (3344 parameters)."),
-       ["shared_attn_self", "shared_attn_cross"], BLOCK_VALUES | {"param_count"}),
+       ["shared_attn_self", "shared_attn_cross"], BLOCK_VALUES | {"param_count", "gradient_flow"}),
     # found by a probe, in any target
     _m("inputs_modified_in_place", ANY,
        ("Masukan diubah di tempat (in-place), sehingga tensor milik pemanggil ikut berubah.",
