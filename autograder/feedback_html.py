@@ -155,6 +155,12 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
                    + (f"<p>{escape(words['because'])}: "
                       + ", ".join(f"<code>{escape(c)}</code>" for c in explained) + "</p>"
                       if explained else "") + "</div>")
+    elsewhere = result.explained_elsewhere(target)
+    for other, checks in elsewhere:
+        part = words["elsewhere"].format(part=f"<code>{escape(other.target)}</code>")
+        out.append(f'<div class="diagnosis"><p><b>{part}:</b> {text(other.title[lang])}</p>'
+                   f"<p>{escape(words['because'])}: "
+                   + ", ".join(f"<code>{escape(c)}</code>" for c in checks) + "</p></div>")
     out.append(f"<table><tr><th></th><th>{escape(words['check'])}</th>"
                f"<th>{escape(words['points'])}</th></tr>")
     for o in outcomes:
@@ -165,7 +171,7 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
         out.append(f'<tr><td>{mark}</td><td>{name}</td><td class="num">'
                    f"{fmt(o.score)}/{fmt(o.check.points)}</td></tr>")
     out.append("</table>")
-    failed = to_fix(outcomes, diagnosis)
+    failed = to_fix(outcomes, diagnosis, *(d for d, _ in elsewhere))
     if failed:
         out += [f"<p><b>{escape(words['fix'])}:</b></p>", "<ul>"]
         for o in failed:

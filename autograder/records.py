@@ -86,11 +86,12 @@ class Picture:
                    dict(data["data"]))
 
 
-def to_fix(outcomes, diagnosis=None):
+def to_fix(outcomes, *diagnoses):
     """The outcomes a student must fix one by one: failed, timed out or faulted, and not
-    already explained by ``diagnosis`` (those are listed under it)."""
+    already explained by one of ``diagnoses`` (those are listed under it; None is none)."""
+    explained = {check for d in diagnoses if d is not None for check in d.explains}
     return [o for o in outcomes if o.status in ("failed", "timeout", "error")
-            and not (diagnosis and o.check.id in diagnosis.explains)]
+            and o.check.id not in explained]
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,18 @@ class StudentResult:
     def diagnosis_for(self, target):
         """The Diagnosis of ``target``, or None."""
         return next((d for d in self.diagnoses if d.target == target), None)
+
+    def explained_elsewhere(self, target):
+        """[(Diagnosis of another target, [failed check ids of ``target`` it explains])]: a
+        part's mistake seen through the target built on it (a FeedForward bug in the block)."""
+        failed = {o.check.id for o in self.outcomes if o.check.target == target and not o.passed}
+        found = []
+        for diagnosis in self.diagnoses:
+            if diagnosis.target != target:
+                checks = [c for c in diagnosis.explains if c in failed]
+                if checks:
+                    found.append((diagnosis, checks))
+        return found
 
     @property
     def failed_ids(self):

@@ -30,6 +30,7 @@ WORDS = {
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
         "none_loaded": "Tidak ada pemeriksaan yang dapat dijalankan.",
         "diagnosis": "Kesalahan yang dikenali", "because": "Gagal karena kesalahan ini",
+        "elsewhere": "Akibat kesalahan yang dikenali di {part}",
     },
     "en": {
         "title": "Feedback", "student": "Student", "score": "Score", "source": "File",
@@ -39,6 +40,7 @@ WORDS = {
         "error": "Internal autograder error", "summary": "Score {score}/{max}.",
         "none_loaded": "No check could run.",
         "diagnosis": "Recognised mistake", "because": "Failed because of this mistake",
+        "elsewhere": "Caused by the mistake recognised in {part}",
     },
 }
 
@@ -129,9 +131,13 @@ def feedback_md(result, lang, title=None):
         out += [f"- {_inline(problem[lang])}" for problem in result.problems] + [""]
     for target, outcomes in _by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
-        diagnosis = result.diagnosis_for(target)
+        diagnosis, elsewhere = result.diagnosis_for(target), result.explained_elsewhere(target)
         out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", ""]
         out += _diagnosis(diagnosis, outcomes, lang)
+        for other, checks in elsewhere:
+            out += [f"**{words['elsewhere'].format(part=code_span(other.target))}:** "
+                    f"{_inline(other.title[lang])}", "",
+                    f"- {words['because']}: " + ", ".join(f"`{c}`" for c in checks), ""]
         out += [f"| | {words['check']} | {words['points']} |", "|---|---|---|"]
         for o in outcomes:
             mark = "✓" if o.passed else "✗"
@@ -140,7 +146,7 @@ def feedback_md(result, lang, title=None):
                 name += f" ({words['skipped'].lower()})"
             out.append(f"| {mark} | {name} | {fmt(o.score)}/{fmt(o.check.points)} |")
         out.append("")
-        out += _failures(outcomes, result.problems, lang, diagnosis)
+        out += _failures(outcomes, result.problems, lang, diagnosis, *(d for d, _ in elsewhere))
     if result.outcomes and all(o.passed for o in result.outcomes):
         out += [words["all_passed"], ""]
     return "\n".join(out)
@@ -159,12 +165,12 @@ def _diagnosis(diagnosis, outcomes, lang):
     return out + [""]
 
 
-def _failures(outcomes, problems, lang, diagnosis=None):
-    """Failed checks not explained by the diagnosis, with message and hint; skipped ones
+def _failures(outcomes, problems, lang, *diagnoses):
+    """Failed checks not explained by the diagnoses, with message and hint; skipped ones
     grouped by their reason."""
     words = WORDS[lang]
     out = []
-    failed = to_fix(outcomes, diagnosis)
+    failed = to_fix(outcomes, *diagnoses)
     if failed:
         out += [f"**{words['fix']}:**", ""]
         for o in failed:

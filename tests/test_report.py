@@ -191,3 +191,35 @@ def test_a_diagnosis_leads_its_target_and_replaces_the_generic_hints_it_explains
     summary = report.summary(batch_of(diagnosed))
     assert summary["students"][0]["diagnoses"] == [{"target": "scaled_dot_product_attention",
                                                      "mistake": "sdpa.missing_scale"}]
+
+
+def test_a_parts_mistake_is_named_in_the_target_built_on_it(budi):
+    """A diagnosis of one target that explains failed checks of another (a sub-layer's bug
+    seen through the module built on it) is named in that target's section too, and those
+    checks are not listed again with their generic hints (feedback.md and feedback.html)."""
+    from autograder import feedback_html
+    from autograder.records import Diagnosis
+
+    failed = {o.check.id: o for o in budi.outcomes if not o.passed}
+    assert "mha.integration" in failed
+    diagnosis = Diagnosis("scaled_dot_product_attention", "sdpa.missing_scale",
+                          bilingual("skala hilang", "the scale is missing"),
+                          bilingual("bagi dengan akar d_k", "divide by the square root of d_k"),
+                          ("sdpa.numeric", "mha.integration"))
+    diagnosed = budi.with_changes(diagnoses=(diagnosis,))
+    assert diagnosed.explained_elsewhere("MultiHeadAttention") == [(diagnosis, ["mha.integration"])]
+    assert diagnosed.explained_elsewhere("scaled_dot_product_attention") == []
+    hint = failed["mha.integration"].check.hint["en"]
+    md = report.feedback_md(diagnosed, "en")
+    section = md[md.index("## `MultiHeadAttention`"):]
+    assert section.index("Caused by the mistake recognised in `scaled_dot_product_attention`:** "
+                         "the scale is missing") < section.index("| | Check |")
+    assert "Failed because of this mistake: `mha.integration`" in section
+    assert hint not in section
+    md_id = report.feedback_md(diagnosed, "id")
+    assert "Akibat kesalahan yang dikenali di `scaled_dot_product_attention`:** skala hilang" in md_id
+    html = "\n".join(feedback_html.target_html(diagnosed, "MultiHeadAttention", [
+        o for o in diagnosed.outcomes if o.check.target == "MultiHeadAttention"], "en"))
+    assert "Caused by the mistake recognised in <code>scaled_dot_product_attention</code>" in html
+    words = hint.split("`")[0][:40]  # the hint's first words, before any markup
+    assert "<code>mha.integration</code>" in html and words and words not in html

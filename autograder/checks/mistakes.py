@@ -230,6 +230,16 @@ CATALOGUE = (
        ("`self.l2(F.gelu(self.l1(x)))`: tanpa aktivasi, dua lapisan linear hanyalah satu lapisan linear.",
         "`self.l2(F.gelu(self.l1(x)))`: without an activation two linear layers are just one."),
        ["no_act"]),
+    _m("ffn.activation_misplaced", FFN,
+       ("Aktivasi FeedForward ada di tempat yang salah: GELU juga (atau hanya) diterapkan pada "
+        "keluaran l2.",
+        "FeedForward's activation is in the wrong place: GELU is also (or only) applied to the "
+        "output of l2."),
+       ("GELU hanya di antara kedua lapisan: `self.l2(F.gelu(self.l1(x)))`; keluaran l2 "
+        "dikembalikan apa adanya.",
+        "GELU goes only between the two layers: `self.l2(F.gelu(self.l1(x)))`; l2's output is "
+        "returned as it is."),
+       ["act_after_l2", "act_twice"]),
     # EncoderBlock
     _m("enc.ln_order_swapped", ENC,
        ("Urutan LayerNorm tertukar: prenorm=False menghitung pre-LN atau prenorm=True menghitung "
@@ -551,9 +561,10 @@ def _ffn(P, prefix, x, flags):
         h = torch.relu(h)
     elif "gelu_tanh" in flags:
         h = F.gelu(h, approximate="tanh")
-    elif "no_act" not in flags:
+    elif not {"no_act", "act_after_l2"} & flags:
         h = F.gelu(h)
-    return _linear(P, prefix + "l2", h)
+    out = _linear(P, prefix + "l2", h)
+    return F.gelu(out) if {"act_after_l2", "act_twice"} & flags else out
 
 
 def _ln(P, name, x):
