@@ -425,10 +425,12 @@ CATALOGUE = (
        ("Kode mengandaikan Tq = Tk: benar bila kueri dan kunci sama panjang, salah bila tidak.",
         "The code assumes Tq = Tk: right when queries and keys have the same length, wrong "
         "otherwise."),
-       ("Ambil panjang kunci dari k (`k.size(1)`), bukan dari q; kueri dan memori (kunci) boleh "
-        "berbeda panjang.",
-        "Take the key length from k (`k.size(1)`), not from q; queries and the memory (keys) may "
-        "have different lengths."),
+       ("Ambil setiap panjang dari tensornya sendiri: panjang kunci dari k (`k.size(1)`), bukan "
+        "dari q; di decoder, mask kausal berukuran Tdec dari x (`x.size(1)`), bukan dari memori. "
+        "Kueri dan memori (kunci) boleh berbeda panjang.",
+        "Take each length from its own tensor: the key length from k (`k.size(1)`), not from q; in "
+        "the decoder, the causal mask has size Tdec, from x (`x.size(1)`), not from the memory. "
+        "Queries and the memory (keys) may have different lengths."),
        (), VALUES | MASKING | {"shape", "rows_sum_to_one", "gradient_flow", "batch_independence",
                                "float64", "no_inplace", "device_agnostic", "cross_weights",
                                "memory_path", "causality"}),
