@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from autograder import class_report, report, resume
+from autograder import class_report, report, resume, similarity
 from autograder.grading import grade, grader_fault
 from autograder.records import BatchResult
 
@@ -106,6 +106,12 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if on_start:
         on_start([s for s, _ in todo], reasons, len(graded))
     expected_by_student = dict((s.student, e) for s, e in todo)
+    # Each student's code is read for the similarity section as soon as its reports are
+    # written, while the others are still being graded, not all at the end.
+    try:
+        similar_inputs, analysed = class_report.similarity_inputs(plan, plan.checks), {}
+    except Exception:  # a bad [similarity] table: the class report says so
+        similar_inputs, analysed = None, None
     cluster = None
     if scheduler and todo:
         from autograder import distributed
@@ -128,6 +134,11 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
                 graded[result.student] = result
                 if on_result:
                     on_result(result)
+            if similar_inputs is not None:
+                try:
+                    analysed[(result.student, result.source)] = similarity.code_of(result, *similar_inputs)
+                except Exception:  # read again (and any fault reported) by the class report
+                    pass
     except KeyboardInterrupt:
         # The reports written so far stay (a rerun resumes from them); what is still being
         # graded is dropped, never written: kill its workers now rather than wait for them.
@@ -154,7 +165,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
                         results, timing, sandbox(), resumed=len(submissions) - len(todo),
                         course=course)
     report.write_batch(out_dir, batch)
-    class_report.write(out_dir, batch, plan)
+    class_report.write(out_dir, batch, plan, analysed)
     return batch
 
 

@@ -310,17 +310,23 @@ def _similarity(data, similar, words):
 
 
 # -- writing -----------------------------------------------------------------------------------------
-def write(out_dir, batch, plan=None):
+def similarity_inputs(plan, checks):
+    """(targets, [similarity] settings) for ``similarity.code_of``; raises SettingsError."""
+    return (tuple(dict.fromkeys(c.target for c in checks)),
+            similarity.settings(getattr(plan, "course_path", None)))
+
+
+def write(out_dir, batch, plan=None, analysed=None):
     """Write OUT/report.html and OUT/report.json for a graded batch (``records.BatchResult``);
     ``plan`` gives the course file (for [similarity]) and the source notebook (the starter
-    code). The similarity section failing leaves a note there, not a missing report."""
+    code); ``analysed``: what ``similarity.batch_similarity`` takes as ``known``. The
+    similarity section failing leaves a note there, not a missing report."""
     out_dir = Path(out_dir)
     similar, error = None, None
     try:
-        settings_ = similarity.settings(getattr(plan, "course_path", None))
-        targets = tuple(dict.fromkeys(c.target for c in batch.checks))
+        targets, settings_ = similarity_inputs(plan, batch.checks)
         similar = similarity.batch_similarity(batch.results, targets, settings_,
-                                              getattr(plan, "source_notebook", None))
+                                              getattr(plan, "source_notebook", None), analysed)
     except similarity.SettingsError as failure:
         error = str(failure)
         print(f"warning: {error}; the class report has no similarity section", file=sys.stderr)

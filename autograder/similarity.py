@@ -351,15 +351,27 @@ def compare(codes, settings_, starter=(set(), set())):
     return Report(settings_, tuple(c.student for c in codes), tuple(pairs), len(common_grams))
 
 
-def batch_similarity(results, targets, settings_, source_notebook=None):
-    """A ``Report`` over the records of one batch (``result.source`` is read again)."""
+def code_of(result, targets, settings_):
+    """One record's ``Code`` (``result.source`` read again), or None when there is nothing to
+    read (unreadable, or vanished since grading: that student is left out)."""
+    if not result.source:
+        return None
+    try:
+        sources = sources_of(result.source, targets)
+    except Exception:
+        return None
+    return analyse(result.student, sources, settings_)
+
+
+def batch_similarity(results, targets, settings_, source_notebook=None, known=None):
+    """A ``Report`` over the records of one batch. ``known``: {(student, source): Code or
+    None} already made by ``code_of`` (the batch does it as each student's reports are
+    written, while the others are still being graded); the other records are read here."""
+    known = known or {}
     codes = []
     for result in results:
-        if not result.source:
-            continue
-        try:
-            sources = sources_of(result.source, targets)
-        except Exception:  # unreadable, vanished since grading: leave that student out
-            continue
-        codes.append(analyse(result.student, sources, settings_))
+        key = (result.student, result.source)
+        code = known[key] if key in known else code_of(result, targets, settings_)
+        if code is not None:
+            codes.append(code)
     return compare(codes, settings_, baseline(targets, settings_, source_notebook))

@@ -289,3 +289,30 @@ def test_report_in_headless_chromium(graded, tmp_path):
     assert high - low > 200  # text and charts, not a blank page
     if os.environ.get("CLASS_REPORT_SCREENSHOT"):  # docs/: regenerate the README's picture
         shutil.copy(shot, os.environ["CLASS_REPORT_SCREENSHOT"])
+
+
+def test_the_batch_reads_each_students_code_once_for_the_similarity_section(tmp_path, monkeypatch):
+    """batch.run analyses each student's code for the similarity section as soon as that
+    student's reports are written (while the others are still graded), and the class report
+    uses it: every source is read once, and the section is the one the records alone give."""
+    from autograder import batch, class_report, loader, similarity
+
+    corpus = Path(__file__).parent / "corpus" / "attention" / "correct"
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("einsum.py", "head_loop.py", "neg1e9_where_reshape.py"):
+        shutil.copy(corpus / name, folder / name)
+    shutil.copy(corpus / "einsum.py", folder / "einsum_copy.py")
+    plan = plans.load("attention")
+    submissions = loader.discover([folder], "attention", plan.notebook)
+    assert len(submissions) == 4
+    reads, read = [], similarity.sources_of
+    monkeypatch.setattr(similarity, "sources_of",
+                        lambda path, targets: reads.append(str(path)) or read(path, targets))
+    graded = batch.run(plan, submissions, tmp_path / "out", jobs=1)
+    assert sorted(reads) == sorted(str(s.path) for s in submissions)  # each one once
+    data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    targets, settings = class_report.similarity_inputs(plan, plan.checks)
+    alone = similarity.batch_similarity(graded.results, targets, settings, plan.source_notebook)
+    assert data["similarity"] == json.loads(json.dumps(alone.to_json()))
+    assert any({p["a"], p["b"]} == {"einsum", "einsum_copy"} for p in data["similarity"]["pairs"])
