@@ -584,3 +584,40 @@ def test_a_recorded_sublayers_signature_follows_its_defaults():
         assert seen == [(2.0, 2.0), (3.0, 3.0), (5.0, 5.0)]
     finally:
         s.close()
+
+
+NETWORK_PROBE = '''
+import os
+import socket
+
+def network_namespace():
+    return os.readlink("/proc/self/ns/net")
+
+def ipc_namespace():
+    return os.readlink("/proc/self/ns/ipc")
+
+def can_reach_loopback():
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+        return True
+    except OSError as error:
+        return error.errno != 101 and "unreachable" not in str(error).lower() and str(error)
+'''
+
+
+def test_a_slots_workers_share_an_empty_network_namespace_of_their_own():
+    """isolation.empty_network_namespace: the workers of one slot, one after another, enter
+    the same empty network namespace (no loopback up); another slot has another; none is the
+    grader's; the IPC namespace is still new for each worker."""
+    seen = {}
+    for slot, turn in ((0, 1), (0, 2), (1, 1)):
+        s = Session([{"code": NETWORK_PROBE, "origin": "cell 1"}], [], solutions, request_timeout=10,
+                    max_restarts=0, slot=slot)
+        try:
+            seen[slot, turn] = (s.call("network_namespace"), s.call("ipc_namespace"))
+            assert s.call("can_reach_loopback") is False
+        finally:
+            s.close()
+    assert seen[0, 1][0] == seen[0, 2][0] != seen[1, 1][0]
+    assert os.readlink("/proc/self/ns/net") not in {net for net, _ in seen.values()}
+    assert len({ipc for _, ipc in seen.values()} | {os.readlink("/proc/self/ns/ipc")}) == 4

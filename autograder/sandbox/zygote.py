@@ -238,6 +238,7 @@ class Zygote:
         self.base = dict(settings)
         self.uid_base = settings["uid_base"]
         self.own_pid_namespace = None
+        self.networks = {}  # slot -> its empty network namespace (isolation.empty_network_namespace)
         self.pidfd = None  # inherited by workers: readable once the zygote has exited
         try:
             self.pidfd = os.pidfd_open(os.getpid())  # close-on-exec, but a fork inherits it
@@ -257,6 +258,16 @@ class Zygote:
         if pid:  # the parent's next children go to its own namespace again (never in the child)
             isolation.restore_pid_namespace(self.own_pid_namespace)
         return pid
+
+    def network(self, slot):
+        """The handle on ``slot``'s network namespace, made on first use; None where it
+        cannot be made (the worker then makes its own)."""
+        if slot not in self.networks:
+            try:
+                self.networks[slot] = isolation.empty_network_namespace()
+            except OSError:
+                self.networks[slot] = None
+        return self.networks[slot]
 
     def spawn(self, settings, fds):
         """Fork one worker; returns its pid (in the zygote's namespace, which is the grader's)."""
@@ -415,7 +426,8 @@ def _serve(zygote, sock, connections, message, fds, greeting):
         slot = int(request["slot"]) if fixed is None else fixed
         uid = None if base["uid_base"] is None else base["uid_base"] + slot
         worker_settings = {**base, "uid": uid, "limits": request["limits"],
-                           "scratch": request.get("scratch") or base["fallback_scratch"]}
+                           "scratch": request.get("scratch") or base["fallback_scratch"],
+                           "network_fd": zygote.network(slot) if base["namespaces"] else None}
         if len(fds) != 3:
             raise OSError("a spawn request needs three file descriptors")
         pid = zygote.spawn(worker_settings, fds)
