@@ -102,7 +102,7 @@ def empty_network_namespace():
     made by the caller (root) without staying in it.
 
     Workers of one slot enter the same one (``settings["network_fd"]``) instead of each
-    making and tearing down its own (~2.5 ms, ~4 ms of the kernel's time per worker). It is
+    making and tearing down its own (~2 ms, ~3 ms of the kernel's time per worker). It is
     as empty for each of them: a slot's workers run one after another, every process of the
     last one is dead (its PID namespace) before the next starts, and what a network
     namespace could keep (interfaces, routes, filters, sysctls) needs CAP_NET_ADMIN, which

@@ -129,24 +129,22 @@ class _DynamoStandIn(types.ModuleType):
 
 
 def warm_up_meta():
-    """The ops a block runs, once on ``meta`` (see ``_DynamoStandIn``); if anything about
-    the stand-in fails, the same ops with the real ``torch._dynamo``."""
-    had = "_dynamo" in vars(torch)
-    sys.modules["torch._dynamo"] = torch._dynamo = _DynamoStandIn()
-    try:
-        _meta_ops()
-        standing_in = True
-    except Exception:
-        standing_in = False
-    finally:
-        del sys.modules["torch._dynamo"]
-        if not had:
-            del torch._dynamo
-    if not standing_in:
+    """The ops a block runs, once on ``meta`` (see ``_DynamoStandIn``; not needed where the
+    real ``torch._dynamo`` is imported already); if anything about the stand-in fails, the
+    same ops with the real one."""
+    if "torch._dynamo" not in sys.modules and "_dynamo" not in vars(torch):
+        sys.modules["torch._dynamo"] = torch._dynamo = _DynamoStandIn()
         try:
             _meta_ops()
-        except Exception:  # a warm-up only: workers then do this work themselves
+            return
+        except Exception:
             pass
+        finally:
+            del sys.modules["torch._dynamo"], torch._dynamo
+    try:
+        _meta_ops()
+    except Exception:  # a warm-up only: workers then do this work themselves
+        pass
 
 
 def _meta_ops():
