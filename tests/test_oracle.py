@@ -140,7 +140,7 @@ def forge(kind):
         payload = None
     else:
         payload = json.dumps(frames[kind]).encode()
-    header = struct.pack(">I", 2 ** 31 if payload is None else len(payload))
+    header = struct.pack(">I", 2 ** 31) if payload is None else struct.pack(">II", 4 + len(payload), len(payload))
     os.write(channel.write_fd, header + (payload or b""))
     if select.select([channel.read_fd], [], [], 1.0)[0]:
         return "answered: " + repr(os.read(channel.read_fd, 1 << 16)[:200])

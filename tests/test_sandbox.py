@@ -1,5 +1,6 @@
 """The worker process: student code runs there, only plain data comes back."""
 
+import json
 import time
 
 import pytest
@@ -399,8 +400,43 @@ def test_frames_are_bounded():
                             (b"[" + b"0," * 1_000_001 + b"0]", "more than"),
                             (b"1" * 5000, "not valid JSON"), (b"\xff", "not valid JSON")):
         with pytest.raises(wire.WireError, match=detail):
-            wire.decode_frame(payload)
-    assert wire.decode_frame(b'{"ok": [[1, {"a": [2]}]]}') == {"ok": [[1, {"a": [2]}]]}
+            wire.decode_frame(wire.frame_body(payload))
+    assert wire.decode_frame(wire.frame_body(b'{"ok": [[1, {"a": [2]}]]}')) == {"ok": [[1, {"a": [2]}]]}
+
+
+def test_tensors_travel_as_raw_bytes_after_the_json_and_are_checked():
+    values = [torch.randn(3, 4), torch.arange(6).reshape(2, 3), torch.ones(2, dtype=torch.bool),
+              torch.randn(2, 2, dtype=torch.float64).t(), torch.empty(0, 5)]
+    written = []
+    wire.write_frame(written.append, {"ok": wire.encode_value(values)})
+    frame = written[0]
+    (size,) = wire.HEADER.unpack_from(frame)
+    body = frame[wire.HEADER.size:]
+    assert size == len(body)
+    (json_size,) = wire.HEADER.unpack_from(body)
+    assert b"__tensor__" in body[4:4 + json_size] and len(body) - 4 - json_size == sum(
+        v.numel() * v.element_size() for v in values)  # the bytes themselves, not base64 text
+    decoded = wire.decode_value(wire.decode_frame(body)["ok"])
+    assert all(torch.equal(a, b) and a.dtype == b.dtype for a, b in zip(decoded, values))
+    decoded[0].add_(1)  # a decoded tensor owns its memory: nothing else changes with it
+    assert torch.equal(wire.decode_value(wire.decode_frame(body)["ok"])[0], values[0])
+
+    def tensor_frame(data, blobs=b"\0" * 16, shape=(2, 2)):
+        meta = {"dtype": "float32", "shape": list(shape), "device": "cpu", "data": data}
+        return wire.frame_body(json.dumps({"ok": {"__tensor__": meta}}).encode(), blobs)
+
+    for body, detail in ((tensor_frame([8, 16]), "bad tensor data"),  # past the frame's end
+                         (tensor_frame([0, -16]), "bad tensor data"),
+                         (tensor_frame([0.0, 16]), "bad tensor data"),
+                         (tensor_frame([0, 16, 0]), "bad tensor data"),
+                         (tensor_frame("AAAA"), "bad tensor data"),  # base64 text: not this format
+                         (wire.HEADER.pack(99) + b"{}", "longer than the reply"),
+                         (b"\0\0", "shorter than its header")):
+        with pytest.raises(wire.WireError, match=detail):
+            wire.decode_value(wire.decode_frame(body)["ok"])
+    with pytest.raises(wire.WireError, match="does not match its shape"):
+        wire.decode_value(wire.decode_frame(tensor_frame([0, 12]))["ok"])
+    assert torch.equal(wire.decode_value(wire.decode_frame(tensor_frame([0, 16]))["ok"]), torch.zeros(2, 2))
 
 
 def _in_a_thread(action, limit=30):

@@ -17,7 +17,6 @@ that already imported torch can call it in a child after ``fork``.
 """
 
 import inspect
-import json
 import os
 import sys
 import traceback
@@ -52,7 +51,7 @@ class Channel:
 
     def receive(self):
         (size,) = wire.HEADER.unpack(self._read_exact(wire.HEADER.size))
-        return json.loads(self._read_exact(size))  # from the grader: no limits to check
+        return wire.decode_trusted_frame(self._read_exact(size))  # from the grader: no limits to check
 
     def send(self, message):
         wire.write_frame(self._write_all, message)

@@ -19,7 +19,7 @@ def _channel():
 def _forge(payload):
     channel = _channel()
     if channel is not None:
-        channel._write_all(struct.pack(">I", len(payload)) + payload)
+        channel._write_all(struct.pack(">II", 4 + len(payload), len(payload)) + payload)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):

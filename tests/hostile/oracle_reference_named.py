@@ -1,5 +1,4 @@
 # hostile: a module whose class is named Reference* and that carries a proxy handle (taken with a forged "new" callback), so that the grader binds the check's own reference module, weights included, to it
-import base64
 import gc
 import json
 import os
@@ -12,6 +11,7 @@ import torch.nn as nn
 
 ATTACK = True  # tests/test_oracle.py grades this file once more with False: the same code, no attack
 REFERENCE_NAMED = True
+_BLOBS, _RECEIVED = [], bytearray()
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_}
 
 
@@ -30,8 +30,9 @@ def _channel():
 def _encode(value):
     if isinstance(value, torch.Tensor):
         array = value.detach().contiguous().numpy()
+        _BLOBS.append(array.tobytes())  # the frame carries tensors' bytes after its JSON
         return {"__tensor__": {"dtype": str(value.dtype).replace("torch.", ""), "shape": list(value.shape),
-                               "device": "cpu", "data": base64.b64encode(array.tobytes()).decode()}}
+                               "device": "cpu", "data": [sum(map(len, _BLOBS[:-1])), len(_BLOBS[-1])]}}
     if isinstance(value, (list, tuple)):
         return {"__seq__": [_encode(v) for v in value], "tuple": isinstance(value, tuple)}
     if isinstance(value, dict):
@@ -42,7 +43,8 @@ def _encode(value):
 def _decode(data):
     if isinstance(data, dict) and "__tensor__" in data:
         meta = data["__tensor__"]
-        array = np.frombuffer(base64.b64decode(meta["data"]), dtype=DTYPES[meta["dtype"]])
+        offset, size = meta["data"]
+        array = np.frombuffer(_RECEIVED[offset:offset + size], dtype=DTYPES[meta["dtype"]])
         return torch.from_numpy(array.reshape(meta["shape"]).copy())
     if isinstance(data, dict) and "__seq__" in data:
         return [_decode(v) for v in data["__seq__"]]
@@ -67,14 +69,18 @@ def ask(request):
     if channel is None:
         return None
     payload = json.dumps({"callback": request}).encode()
-    os.write(channel.write_fd, struct.pack(">I", len(payload)) + payload)
+    blobs = b"".join(_BLOBS)
+    _BLOBS.clear()
+    os.write(channel.write_fd, struct.pack(">II", 4 + len(payload) + len(blobs), len(payload)) + payload + blobs)
     if not select.select([channel.read_fd], [], [], 1.0)[0]:
         return None
     header = _read(channel.read_fd, 4)
     body = header and _read(channel.read_fd, struct.unpack(">I", header)[0])
     if not body:
         return None
-    reply = json.loads(body)
+    size = struct.unpack(">I", body[:4])[0]
+    reply = json.loads(body[4:4 + size])
+    _RECEIVED[:] = body[4 + size:]
     return _decode(reply["result"]) if isinstance(reply, dict) and "result" in reply else None
 
 
