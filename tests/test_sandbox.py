@@ -579,6 +579,41 @@ def test_the_zygotes_memory_moves_to_huge_pages():
     assert huge >= 32 * 1024, f"only {huge} kB of the zygote are in huge pages"
 
 
+COLLAPSE_PAST_A_REFUSING_REGION = '''
+import ctypes, mmap, sys
+sys.path.insert(0, sys.argv[1])
+import zygote
+
+HUGE = 2 << 20
+memory = mmap.mmap(-1, 12 * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+start = -(-ctypes.addressof(ctypes.c_char.from_buffer(memory)) // HUGE) * HUGE
+offset = start - ctypes.addressof(ctypes.c_char.from_buffer(memory))
+memory.madvise(mmap.MADV_NOHUGEPAGE, offset, 4 * HUGE)  # its own region, which answers EINVAL
+for page in range(0, 12 * HUGE, 4096):
+    memory[page] = 1
+zygote._collapse_anonymous_memory()
+after = start + 4 * HUGE  # the region right above it, at a higher address: later in the maps
+lines = open("/proc/self/smaps").read().splitlines()
+here = next(i for i, line in enumerate(lines) if line.startswith(f"{after:x}-"))
+print(next(int(line.split()[1]) for line in lines[here:] if line.startswith("AnonHugePages:")))
+'''
+
+
+@pytest.mark.skipif(not _can_collapse_to_huge_pages(), reason="needs MADV_COLLAPSE")
+def test_a_region_that_refuses_to_collapse_does_not_stop_the_rest():
+    """A region answering EINVAL (here one marked MADV_NOHUGEPAGE; in the zygote a thread's
+    stack) used to end the pass as if the kernel had no MADV_COLLAPSE, which left half the
+    zygote's memory in 4 KB pages; the regions after it still collapse."""
+    import subprocess
+    import sys
+
+    folder = Path(__file__).resolve().parent.parent / "autograder" / "sandbox"
+    result = subprocess.run([sys.executable, "-c", COLLAPSE_PAST_A_REFUSING_REGION, str(folder)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert int(result.stdout.split()[-1]) >= 4096, result.stdout
+
+
 SIGNATURES = '''
 import torch
 import torch.nn as nn

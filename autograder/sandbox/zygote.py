@@ -186,11 +186,15 @@ def _meta_ops():
 
 
 def huge_pages_in_background():
-    """Move the zygote's anonymous memory (torch's and the interpreter's heap, ~150 MB) into
+    """Move the zygote's anonymous memory (torch's and the interpreter's heap, ~180 MB) into
     2 MB pages, in a thread of its own while the zygote already serves. Each worker is a fork
     of the zygote: fork and exit copy and free one page-table entry per page, ~8 ms of the
     kernel's time per worker with 4 KB pages, ~3 ms with huge ones. The memory and what the
-    worker sees stay the same. Needs MADV_COLLAPSE (Linux 6.1); elsewhere nothing changes."""
+    worker sees stay the same. Needs MADV_COLLAPSE (Linux 6.1); elsewhere nothing changes.
+
+    Done once: where the zygote writes to a huge page it shares with a worker, the kernel
+    splits the zygote's mapping of it again, and it writes to the same ~35 MB after every fork
+    (its own objects), so collapsing again only copies those chunks to see them split."""
     threading.Thread(target=_collapse_anonymous_memory, name="huge-pages", daemon=True).start()
 
 
@@ -209,9 +213,14 @@ def _collapse_anonymous_memory():
         start, end = (int(address, 16) for address in fields[0].split("-"))
         start = -(-start // HUGE_PAGE) * HUGE_PAGE
         end = end // HUGE_PAGE * HUGE_PAGE
-        if end > start and madvise(start, end - start, MADV_COLLAPSE) != 0 \
-                and ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS):
-            return  # no MADV_COLLAPSE in this kernel
+        if end <= start:
+            continue
+        if madvise(start, end - start, MADV_COLLAPSE) != 0 \
+                and ctypes.get_errno() not in (errno.EINVAL, errno.EAGAIN, errno.ENOMEM):
+            return
+        # EINVAL is also what a kernel without MADV_COLLAPSE answers, but some regions answer
+        # it too (a thread's stack, reserved address space) and the next one may collapse:
+        # stopping at the first left half of the memory in 4 KB pages.
 
 
 def library_folders(python_paths):
