@@ -437,6 +437,11 @@ def test_tensors_travel_as_raw_bytes_after_the_json_and_are_checked():
     with pytest.raises(wire.WireError, match="does not match its shape"):
         wire.decode_value(wire.decode_frame(tensor_frame([0, 12]))["ok"])
     assert torch.equal(wire.decode_value(wire.decode_frame(tensor_frame([0, 16]))["ok"]), torch.zeros(2, 2))
+    # The worker's trusted frames resolve [offset, size] late, from the frame it is answering;
+    # in the grader nothing is such a frame, so a reference that was not resolved finds nothing.
+    unresolved = {"__tensor__": {"dtype": "float32", "shape": [2, 2], "device": "cpu", "data": [0, 16]}}
+    with pytest.raises(wire.WireError):
+        wire.decode_value(unresolved)
 
 
 def _in_a_thread(action, limit=30):

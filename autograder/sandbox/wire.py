@@ -100,13 +100,16 @@ def decode_frame(body, max_depth=MAX_FRAME_DEPTH, max_items=MAX_FRAME_ITEMS):
     return value
 
 
+_trusted_blobs = memoryview(b"")  # the tensors' bytes of the frame the worker is answering
+
+
 def decode_trusted_frame(body):
-    """``decode_frame`` without the limits, for frames from the grader (the worker's side)."""
-    payload, blobs = _split(body)
-    value = json.loads(payload)
-    if isinstance(value, (dict, list)):
-        _walk(value, 1 << 30, blobs)
-    return value
+    """``decode_frame`` without the limits, for frames from the grader (the worker's side,
+    which answers one frame at a time): its tensors keep their [offset, size] and find their
+    bytes when ``decode_value`` reaches them, as walking every request first cost more."""
+    global _trusted_blobs
+    payload, _trusted_blobs = _split(body)
+    return json.loads(payload)
 
 
 def _walk(container, levels, blobs):
@@ -221,6 +224,8 @@ def _decode_tensor(meta, max_elements):
     raw = meta["data"]
     if isinstance(raw, Blob):  # encoded here, never framed
         raw = raw.data
+    elif isinstance(raw, list):  # a trusted frame's (in the grader, where none is read: empty)
+        raw = _blob(raw, _trusted_blobs)
     if not isinstance(raw, (memoryview, bytes)):
         raise WireError("bad tensor data")
     if len(raw) != count * torch_dtype.itemsize:
