@@ -116,6 +116,34 @@ def _run_one(session, check, plan, loaded):
     return Outcome(check.info, "passed", check.points)
 
 
+def warm_up(plan):
+    """Run every check of ``plan`` here up to its first request to a worker, which none gets:
+    what a check prepares before it asks anything is made once, in this process, and a fork of
+    it inherits it (``pool.GradingPool``). That is Hypothesis (its import and the sizes it
+    generates for each sizes check: ~0.3 s) and the reference modules shared by every
+    submission; each grading process paid for them again on its first submission."""
+    for check in plan.checks:
+        try:
+            check.run(Context(_NoWorker(), _WatchedPlan(plan), check, frozenset(), defer_building=True))
+        except _FirstRequest:
+            pass
+        except Exception:  # e.g. a check that cannot run without answers: nothing is lost
+            pass
+
+
+class _FirstRequest(BaseException):
+    """Where a warm-up run stops (not an Exception: no check catches it for the student's)."""
+
+
+class _NoWorker:
+    """A session whose every operation ends the warm-up run that calls it."""
+
+    def __getattr__(self, name):
+        def stop(*args, **kwargs):
+            raise _FirstRequest(name)
+        return stop
+
+
 class _WatchedPlan:
     """The plan as one check sees it; notes whether the check read the hidden sizes."""
 

@@ -46,7 +46,13 @@ class GradingPool:
         import torch
 
         torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
-        gc.freeze()  # what is imported now is shared with the grading processes, not collected
+        from autograder import grading
+
+        # What is imported now is shared with the grading processes, not collected (frozen
+        # first, as Hypothesis' first use collects garbage: ~0.1 s over all of torch's objects).
+        gc.freeze()
+        grading.warm_up(plan)
+        gc.freeze()
         self.plan = plan
         self._children = {}  # pid -> Connection (the task socket)
         for slot in range(jobs):

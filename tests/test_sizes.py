@@ -61,3 +61,21 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
     assert requests["sdpa.sizes"] == [["calls"]]
     [mha_round_trip] = requests["mha.sizes"]
     assert mha_round_trip[-1] == "calls" and set(mha_round_trip[:-1]) == {"new"}
+
+
+def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypatch):
+    """grading.warm_up (run by the grader before it forks its grading processes): every sizes
+    check's generated configurations are found there, once, so that grading a submission
+    afterwards searches with Hypothesis only to shrink a failure; it asks no worker anything."""
+    plan = plans.load("attention")
+    monkeypatch.setattr(sizes, "_GENERATED", {})
+    grading.warm_up(plan)
+    assert {key[0] for key in sizes._GENERATED} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
+
+    def no_search(self, *args, **kwargs):
+        raise AssertionError("Hypothesis searched again while grading")
+
+    monkeypatch.setattr(sizes.Search, "_hypothesis", no_search)
+    path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
+    result = grading.grade(Submission("andi", "attention", path), plan)
+    assert result.score == result.max_score
