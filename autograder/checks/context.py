@@ -53,7 +53,10 @@ class Context:
 
     # -- inputs ------------------------------------------------------------------
     def randn(self, *shape, dtype=torch.float32, scale=1.0):
-        return (torch.randn(*shape, generator=self._generator, dtype=torch.float64) * scale).to(dtype)
+        values = torch.randn(*shape, generator=self._generator, dtype=torch.float64)
+        if scale != 1.0:  # the same numbers either way; a check draws ~200 of these per submission
+            values = values * scale
+        return values if dtype == torch.float64 else values.to(dtype)
 
     def randint(self, high, size=()):
         return torch.randint(high, size, generator=self._generator)
