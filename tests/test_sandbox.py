@@ -682,17 +682,19 @@ def can_reach_loopback():
 
 
 def test_a_slots_workers_share_an_empty_network_namespace_of_their_own():
-    """isolation.empty_network_namespace: the workers of one slot, one after another, enter
-    the same empty network namespace (no loopback up); another slot has another; none is the
+    """isolation.empty_network_namespace: the workers of one slot enter the same empty network
+    namespace (no loopback up), which the zygote holds; another slot has another; none is the
     grader's; the IPC namespace is still new for each worker."""
-    seen = {}
-    for slot, turn in ((0, 1), (0, 2), (1, 1)):
-        s = Session([{"code": NETWORK_PROBE, "origin": "cell 1"}], [], solutions, request_timeout=10,
-                    max_restarts=0, slot=slot)
-        try:
+    seen, sessions = {}, []
+    try:  # all alive to the end: a namespace's inode number is reused once it is gone
+        for slot, turn in ((0, 1), (0, 2), (1, 1)):
+            s = Session([{"code": NETWORK_PROBE, "origin": "cell 1"}], [], solutions, request_timeout=10,
+                        max_restarts=0, slot=slot)
+            sessions.append(s)
             seen[slot, turn] = (s.call("network_namespace"), s.call("ipc_namespace"))
             assert s.call("can_reach_loopback") is False
-        finally:
+    finally:
+        for s in sessions:
             s.close()
     assert seen[0, 1][0] == seen[0, 2][0] != seen[1, 1][0]
     assert os.readlink("/proc/self/ns/net") not in {net for net, _ in seen.values()}

@@ -79,3 +79,19 @@ def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypat
     path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
     result = grading.grade(Submission("andi", "attention", path), plan)
     assert result.score == result.max_score
+
+
+def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
+    """A callback in gc.callbacks swallows a KeyboardInterrupt that lands in it; Hypothesis
+    adds one for its timing on its first run. The grader runs Hypothesis (grading.warm_up)
+    and must still stop on Ctrl-C (tests/test_interrupt.py), so no run leaves it there."""
+    import gc
+
+    from hypothesis.internal.conjecture import junkdrawer
+
+    monkeypatch.setattr(junkdrawer, "_gc_initialized", False)  # as in a process's first run
+    monkeypatch.setattr(sizes, "_GENERATED", {})
+    before = list(gc.callbacks)
+    grading.warm_up(plans.load("attention"))
+    grading.warm_up(plans.load("encoder"))
+    assert gc.callbacks == before
