@@ -87,29 +87,34 @@ def settings(course_path=None):
 _RENAMED = {"Name": "id", "arg": "arg"}
 
 
-def tokens(node):
-    """The node's normalised token stream, in source order."""
+def tokens(node, spans=None):
+    """The node's normalised token stream, in source order. With ``spans`` (a dict), each node
+    below gets its (start, end) in the stream: its own stream is that slice, found in one pass
+    instead of once per level of nesting."""
     out = []
-    _tokens(node, out)
+    _tokens(node, out, spans)
     return out
 
 
-def _tokens(node, out):
+def _tokens(node, out, spans):
+    start = len(out)
     kind = type(node).__name__
     out.append(kind)
     for name, value in ast.iter_fields(node):
         if name in ("ctx", "type_comment", "kind", "type_params"):
             continue
         if isinstance(value, ast.AST):
-            _tokens(value, out)
+            _tokens(value, out, spans)
         elif isinstance(value, list):
             for item in value:
                 if isinstance(item, ast.AST):
-                    _tokens(item, out)
+                    _tokens(item, out, spans)
                 elif item is not None:
                     out.append(_scalar(kind, name, item))
         elif value is not None:
             out.append(_scalar(kind, name, value))
+    if spans is not None:
+        spans[node] = (start, len(out))
 
 
 def _scalar(kind, field_name, value):
@@ -194,11 +199,14 @@ def analyse(student, sources, settings_):
             tree = without_docstrings(parse_python(text))
         except (SyntaxError, ValueError):
             continue
-        code.grams |= {(target, g) for g in kgrams(tokens(tree), settings_.kgram)}
+        spans = {}
+        whole = tokens(tree, spans)
+        code.grams |= {(target, g) for g in kgrams(whole, settings_.kgram)}
         lines = source_lines(text)
         for node in ast.walk(tree):
             if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                stream = tokens(node)
+                start, end = spans[node]
+                stream = whole[start:end]
                 if len(stream) >= settings_.min_fragment_tokens:
                     code.statements.setdefault((target, _hash(stream)),
                                                (len(stream), segment(lines, node) or ast.unparse(node)))
