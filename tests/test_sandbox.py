@@ -434,6 +434,12 @@ def test_tensors_travel_as_raw_bytes_after_the_json_and_are_checked():
                          (b"\0\0", "shorter than its header")):
         with pytest.raises(wire.WireError, match=detail):
             wire.decode_value(wire.decode_frame(body)["ok"])
+    # Each decoded tensor is a copy: tensors sharing bytes would multiply a frame's size.
+    shared = {"dtype": "float32", "shape": [2, 2], "device": "cpu", "data": [0, 16]}
+    aliased = wire.frame_body(json.dumps({"ok": [{"__tensor__": dict(shared)} for _ in range(2)]}).encode(),
+                              b"\0" * 16)
+    with pytest.raises(wire.WireError, match="claim more bytes"):
+        wire.decode_frame(aliased)
     with pytest.raises(wire.WireError, match="does not match its shape"):
         wire.decode_value(wire.decode_frame(tensor_frame([0, 12]))["ok"])
     assert torch.equal(wire.decode_value(wire.decode_frame(tensor_frame([0, 16]))["ok"]), torch.zeros(2, 2))

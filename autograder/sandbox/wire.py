@@ -95,7 +95,7 @@ def decode_frame(body, max_depth=MAX_FRAME_DEPTH, max_items=MAX_FRAME_ITEMS):
         raise WireError(f"reply is nested deeper than {max_depth} levels") from None
     except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError; an int of 5000 digits
         raise WireError(f"reply is not valid JSON: {str(error)[:200]}") from None
-    if isinstance(value, (dict, list)) and not _walk(value, max_depth - 1, blobs):
+    if isinstance(value, (dict, list)) and not _walk(value, max_depth - 1, blobs, [len(blobs)]):
         raise WireError(f"reply is nested deeper than {max_depth} levels")
     return value
 
@@ -112,29 +112,36 @@ def decode_trusted_frame(body):
     return json.loads(payload)
 
 
-def _walk(container, levels, blobs):
+def _walk(container, levels, blobs, unclaimed):
     """Whether ``container`` holds containers at most ``levels`` levels below it; on the way,
     each tensor's ``data`` [offset, size] becomes its bytes in ``blobs``. Recursive, yet
-    bounded: it stops ``levels`` (< the recursion limit) calls down."""
+    bounded: it stops ``levels`` (< the recursion limit) calls down. ``unclaimed``: [bytes of
+    ``blobs`` no tensor has claimed yet]; the tensors may claim no more than the frame holds,
+    as each one is copied when decoded (a thousand tensors on the same 40 MB must not become
+    40 GB in the grader)."""
     if levels < 0:
         return False
     if isinstance(container, dict):
         meta = container.get("__tensor__")
         if isinstance(meta, dict) and "data" in meta:
-            meta["data"] = _blob(meta["data"], blobs)
+            meta["data"] = _blob(meta["data"], blobs, unclaimed)
         children = container.values()
     else:
         children = container
     for child in children:
-        if isinstance(child, (dict, list)) and not _walk(child, levels - 1, blobs):
+        if isinstance(child, (dict, list)) and not _walk(child, levels - 1, blobs, unclaimed):
             return False
     return True
 
 
-def _blob(where, blobs):
+def _blob(where, blobs, unclaimed=None):
     if (not isinstance(where, list) or len(where) != 2
             or not all(type(n) is int and n >= 0 for n in where) or sum(where) > len(blobs)):
         raise WireError("bad tensor data")
+    if unclaimed is not None:
+        unclaimed[0] -= where[1]
+        if unclaimed[0] < 0:
+            raise WireError("tensors claim more bytes than the reply holds")
     return blobs[where[0]:where[0] + where[1]]
 
 
