@@ -91,3 +91,26 @@ def test_no_message_shows_the_hidden_sizes(assignment, mutant):
         for lang in ("id", "en"):
             numbers = {int(n) for n in re.findall(r"(?<![\w.])\d+(?![\w.]|\.\d)", outcome.message[lang])}
             assert not numbers & secret, (outcome.check.id, outcome.message[lang])
+
+
+def test_shared_reference_weights_are_encoded_once_and_are_the_modules():
+    """A check's shared reference module travels as bytes encoded once per grading process:
+    a second submission reuses every entry, and each entry's bytes are the module's weights."""
+    import torch
+
+    from autograder.checks import context
+    from autograder.sandbox import wire
+
+    plan = plans.load("encoder")
+    andi = Path(__file__).resolve().parent.parent / "examples" / "submissions" / "andi" / "encoder" / "encoder.ipynb"
+    grade(Submission("andi", "encoder", andi), plan)
+    before = dict(context._SHARED_REFERENCES)
+    assert before
+    result = grade(Submission("andi", "encoder", andi), plan)
+    assert result.score == result.max_score
+    assert all(context._SHARED_REFERENCES[key] is entry for key, entry in before.items())
+    for module, values in before.values():
+        parameters = dict(module.named_parameters())
+        assert set(values) == set(parameters)
+        for path, encoded in values.items():
+            assert torch.equal(wire.decode_value(encoded), parameters[path].detach())

@@ -31,7 +31,9 @@ from autograder.checks import mistakes
 from autograder.checks.registry import CheckFailed
 from autograder.records import Outcome
 from autograder.reference_weights import deterministic_weights
+from autograder.sandbox import wire
 from autograder.sandbox.process import StudentError
+from autograder.sandbox.session import EncodedValues
 from autograder.texts import bilingual
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
@@ -69,6 +71,8 @@ class LocalSession:
 
     def set_params(self, obj, values):
         self.requests += 1
+        if isinstance(values, EncodedValues):  # a shared reference's, encoded for the wire
+            values = {path: wire.decode_value(value) for path, value in values.items()}
         module, missing, mismatched = self.objects[obj.id], [], []
         for path, value in values.items():
             try:

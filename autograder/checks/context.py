@@ -23,6 +23,7 @@ from autograder.checks.common import expect_float64_precision
 from autograder.checks.registry import CheckFailed, fail, label
 from autograder.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
+from autograder.sandbox.session import EncodedValues
 from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
 
@@ -82,18 +83,23 @@ class Context:
         """``reference_instance`` (``.double()`` for float64), built once per check and
         configuration and shared by every submission graded in this process: a check reads it
         (forward, parameters), never changes it."""
+        return self._shared_entry(name, args, kwargs, dtype)[0]
+
+    def _shared_entry(self, name, args, kwargs, dtype):
+        """(shared reference module, its parameters encoded for the wire)."""
         key = (self.check.id, name, repr(args), repr(sorted(kwargs.items())), dtype)
         with _SHARED_LOCK:
-            module = _SHARED_REFERENCES.get(key)
-        if module is None:
+            entry = _SHARED_REFERENCES.get(key)
+        if entry is None:
             module = self.reference_instance(name, *args, **kwargs)
             if dtype == "float64":
                 module = module.double()
+            entry = (module, EncodedValues.of(dict(module.named_parameters())))
             with _SHARED_LOCK:
                 if len(_SHARED_REFERENCES) >= 4096:
                     _SHARED_REFERENCES.clear()
-                module = _SHARED_REFERENCES.setdefault(key, module)
-        return module
+                entry = _SHARED_REFERENCES.setdefault(key, entry)
+        return entry
 
     # -- the student's objects, in the worker ------------------------------------
     def new(self, name, *args, **kwargs):
@@ -139,14 +145,14 @@ class Context:
         return self._with_weights(name, args, kwargs, dtype, sublayers)
 
     def _with_weights(self, name, args, kwargs, dtype, lenient):
-        ref = self._shared_reference(name, args, kwargs, dtype)
+        ref, values = self._shared_entry(name, args, kwargs, dtype)
         if self.defer_building:
             obj = self.session.new_with_params(
-                name, args, kwargs, _parameters(ref), dtype,
+                name, args, kwargs, values, dtype,
                 on_answer=lambda built, missing, mismatched: self._expect_weights_fit(
                     built, missing, mismatched, lenient))
             return obj, ref
-        obj, missing, mismatched = self.session.new_with_params(name, args, kwargs, _parameters(ref), dtype)
+        obj, missing, mismatched = self.session.new_with_params(name, args, kwargs, values, dtype)
         self._expect_weights_fit(obj, missing, mismatched, lenient)
         return obj, ref
 

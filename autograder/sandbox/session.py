@@ -220,7 +220,7 @@ class Session:
             "dtype": dtype, "device": device, "repeat": repeat,
         }
         if values is not None:
-            message["values"] = {p: wire.encode_value(t) for p, t in values.items()}
+            message["values"] = encoded_values(values)
         return obj, message
 
     def _new(self, name, args, kwargs, dtype, device, repeat, values):
@@ -232,7 +232,7 @@ class Session:
     def set_params(self, obj, values):
         self._target(obj)
         return _set_answer(self._request({"op": "set", "id": obj.id,
-                                          "values": {p: wire.encode_value(t) for p, t in values.items()}}))
+                                          "values": encoded_values(values)}))
 
     @staticmethod
     def _target(target):
@@ -338,6 +338,20 @@ class Session:
         if not isinstance(params, dict) or not isinstance(inputs, list):
             raise WorkerFailure("bad_reply", "malformed gradient report")
         return params, inputs, (_decode_records(reply) if record is not None else None)
+
+
+class EncodedValues(dict):
+    """Parameter values already encoded for the wire ({path: encoded tensor}): sent as they
+    are, so that weights shared by every submission (a check's reference module) are encoded
+    once per grading process, not once per use. Read only: never changed after it is made."""
+
+    @classmethod
+    def of(cls, values):
+        return cls({path: wire.encode_value(t.detach()) for path, t in values.items()})
+
+
+def encoded_values(values):
+    return values if isinstance(values, EncodedValues) else EncodedValues.of(values)
 
 
 def _set_answer(info):
