@@ -119,6 +119,14 @@ CATALOGUE = (
         "Fill the blocked scores with -inf BEFORE the softmax; the softmax then shares the weight "
         "among the allowed keys only."),
        ["mask_after_softmax"], VALUES | MASKING | {"rows_sum_to_one"}),
+    _m("sdpa.mask_fill_zero", SDPA,
+       ("Skor yang diblokir diisi 0, bukan -inf, sehingga kunci yang diblokir tetap mendapat bobot.",
+        "Blocked scores are filled with 0 instead of -inf, so blocked keys still get a weight."),
+       ("Skor 0 tetap ikut dalam softmax (exp(0) = 1). Isi dengan `float('-inf')` (atau angka "
+        "negatif yang sangat besar, mis. -1e9): `scores.masked_fill(mask, float('-inf'))`.",
+        "A score of 0 still takes part in the softmax (exp(0) = 1). Fill with `float('-inf')` (or "
+        "a very large negative number such as -1e9): `scores.masked_fill(mask, float('-inf'))`."),
+       ["mask_fill_zero"], VALUES | MASKING),
     # causal_mask
     _m("causal.diagonal_blocked", CAUSAL,
        ("Mask kausal ikut memblokir diagonal: token tidak boleh memperhatikan dirinya sendiri.",
@@ -480,7 +488,7 @@ def _sdpa(q, k, v, mask, flags, scale_dim=None, fill=float("-inf")):
         if "mask_after_softmax" in flags:
             weights = scores.softmax(dim).masked_fill(blocked, 0.0)
         else:
-            weights = scores.masked_fill(blocked, fill).softmax(dim)
+            weights = scores.masked_fill(blocked, 0.0 if "mask_fill_zero" in flags else fill).softmax(dim)
     else:
         weights = scores.softmax(dim)
     return weights @ v, weights
