@@ -917,9 +917,11 @@ class Diagnoser:
 
     def candidates(self, target):
         """The value mistakes to look for in ``target``: its own, and those of its parts that
-        the plan does not grade on their own."""
+        the plan does not grade on their own or that are right on their own (a
+        MultiHeadAttention that writes the attention out itself, e.g. with the mask inverted,
+        while its scaled_dot_product_attention is right: the mistake is the target's own)."""
         graded = set(self.plan.targets)
-        homes = [target] + [p for p in _parts(target) if p not in graded]
+        homes = [target] + [p for p in _parts(target) if p not in graded or self._right_on_its_own(p)]
         homes.append(ANY)  # e.g. a (T, B, D) layout, a forward that returns its input
         return [m for m in CATALOGUE if m.home in homes and m.variants]
 
@@ -950,6 +952,10 @@ class Diagnoser:
             if (self.forced or kinds & needs) and self._memo(mistake_id, target, lambda: test(target, base)):
                 return BY_ID[mistake_id], frozenset()
         return None
+
+    def _right_on_its_own(self, part):
+        probe = self.probe(part)
+        return probe.ok and self.matches(part, probe, frozenset())
 
     def _standing(self, target, mistake, flags):
         """Several mistakes give the same outputs (e.g. a decoder that passes no mask, and an
