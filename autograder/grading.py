@@ -125,9 +125,7 @@ def warm_up(plan):
     for check in plan.checks:
         try:
             check.run(Context(_NoWorker(), _WatchedPlan(plan), check, frozenset(), defer_building=True))
-        except _FirstRequest:
-            pass
-        except Exception:  # e.g. a check that cannot run without answers: nothing is lost
+        except (_FirstRequest, Exception):  # its stop, or a check that cannot run without answers
             pass
 
 

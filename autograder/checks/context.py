@@ -112,7 +112,7 @@ class Context:
         """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``). A
         parameter under one of the ``lenient`` paths that the student's module lacks or shapes
         otherwise is left as it is; any other must fit."""
-        missing, mismatched = self.session.set_params(obj, _parameters(reference_module))
+        missing, mismatched = self.session.set_params(obj, dict(reference_module.named_parameters()))
         self._expect_weights_fit(obj, missing, mismatched, lenient)
 
     @staticmethod
@@ -270,10 +270,6 @@ class Context:
             w_id, w_en = label(what)
             fail(bilingual(f"{w_id} tidak sama dengan solusi acuan (selisih maksimum {worst}).",
                            f"{w_en}: mismatch with the reference (largest difference {worst})."))
-
-
-def _parameters(module):
-    return {path: p.detach().clone() for path, p in module.named_parameters()}
 
 
 # -- records of a block's own sub-layers -----------------------------------------------------------

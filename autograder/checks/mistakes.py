@@ -921,7 +921,7 @@ class Diagnoser:
         MultiHeadAttention that writes the attention out itself, e.g. with the mask inverted,
         while its scaled_dot_product_attention is right: the mistake is the target's own)."""
         graded = set(self.plan.targets)
-        homes = [target] + [p for p in _parts(target) if p not in graded or self._right_on_its_own(p)]
+        homes = [target] + [p for p in _parts(target) if p not in graded or self._part_matches_reference(p)]
         homes.append(ANY)  # e.g. a (T, B, D) layout, a forward that returns its input
         return [m for m in CATALOGUE if m.home in homes and m.variants]
 
@@ -953,7 +953,8 @@ class Diagnoser:
                 return BY_ID[mistake_id], frozenset()
         return None
 
-    def _right_on_its_own(self, part):
+    def _part_matches_reference(self, part):
+        """The part, probed on its own, gives what the reference does."""
         probe = self.probe(part)
         return probe.ok and self.matches(part, probe, frozenset())
 
@@ -969,7 +970,7 @@ class Diagnoser:
             return 1
         if self.matches(mistake.home, probe, flags):
             return 3
-        return 0 if self.matches(mistake.home, probe, frozenset()) else 1
+        return 0 if self._part_matches_reference(mistake.home) else 1
 
     def _structural(self, target, probe):
         """bias=False: copying the reference's weights failed, and the projections the contract

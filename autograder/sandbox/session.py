@@ -347,7 +347,7 @@ class EncodedValues(dict):
 
     @classmethod
     def of(cls, values):
-        return cls({path: wire.encode_value(t.detach()) for path, t in values.items()})
+        return cls({path: wire.encode_value(t) for path, t in values.items()})  # bytes taken now
 
 
 def encoded_values(values):
