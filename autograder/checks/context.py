@@ -108,13 +108,6 @@ class Context:
     def call(self, target, *args, **kwargs):
         return self.session.call(target, *args, **kwargs)
 
-    def copy_weights(self, obj, reference_module, lenient=()):
-        """Copy the reference's parameters in by attribute path (e.g. ``attn.wq.weight``). A
-        parameter under one of the ``lenient`` paths that the student's module lacks or shapes
-        otherwise is left as it is; any other must fit."""
-        missing, mismatched = self.session.set_params(obj, dict(reference_module.named_parameters()))
-        self._expect_weights_fit(obj, missing, mismatched, lenient)
-
     @staticmethod
     def _expect_weights_fit(obj, missing, mismatched, lenient=()):
         prefixes = tuple(path + "." for path in lenient)
