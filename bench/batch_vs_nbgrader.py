@@ -9,7 +9,9 @@ an endless loop), graded by **plain nbgrader** (a temp course whose hidden cells
 asserts from plain_asserts.py instead of the kit's ``grade_target`` calls, no self-check cell,
 nbgrader's default preprocessors and cell timeout; checked to be sane: correct notebooks get full
 marks, with ``--mix`` the others lose points) and by **the kit** (``autograder grade --jobs J``, the real CLI),
-both timed from process start, plus the kit's in-process floor. bench/README.md has the details.
+both timed from process start, plus the kit's in-process floor and the checks alone (no sandbox:
+the bound below which no work on the sandbox, the wire or start-up can go). bench/README.md has
+the details.
 """
 
 import argparse
@@ -27,6 +29,8 @@ from plain_asserts import PLAIN_TESTS
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = ("attention", "encoder", "decoder")
+CORES = os.cpu_count()
+TARGET = 50  # nbgrader/kit, the course's goal
 BUGS = {  # (name, text in the reference solution cell, replacement)
     "attention": [
         ("no_scale", "/ math.sqrt(d_k)", ""),
@@ -159,6 +163,16 @@ def floor_seconds(course, assignment, jobs):
     return time.monotonic() - started, len(results)
 
 
+def checks_alone_ms(course, assignment, mix, env, sample=10):
+    """CPU ms per submission of the checks alone (bench/checks_alone.py, in a process of its own:
+    it grades without the sandbox, so only correct notebooks, the first ``sample`` of them)."""
+    notebooks = [str(course / "submitted" / student / assignment / f"{assignment}.ipynb")
+                 for student, bug in mix if bug is None][:sample]
+    done = must([sys.executable, str(Path(__file__).parent / "checks_alone.py"), assignment, *notebooks],
+                ROOT, env, "bench/checks_alone.py")
+    return json.loads(done.stdout.strip().splitlines()[-1])["cpu_ms"]
+
+
 def kit_scores(stdout):
     """{student: (points, max)} from the CLI's 'Points X/Y student' lines."""
     scores = {}
@@ -229,10 +243,14 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     kit = statistics.median(times)
     kit_loop = kit_loop_seconds(out, loop_student) if loop_student else None
     floor, graded = floor_seconds(kit_course, assignment, args.jobs)
-    line.update(kit=kit, floor=floor)
+    alone_ms = checks_alone_ms(kit_course, assignment, mix, kit_env)
+    alone = args.n * alone_ms / 1000 / CORES
+    line.update(kit=kit, floor=floor, alone=alone)
     print(f"[{assignment}] autograder grade: {kit:7.1f} s ({kit / args.n * 1000:5.0f} ms/submission; "
           f"median of {', '.join(f'{t:.1f}' for t in times)} s); floor {floor:.1f} s "
           f"({floor / graded * 1000:.0f} ms/submission); kit/floor {kit / floor:.2f}x")
+    print(f"[{assignment}] the checks alone (no sandbox, no wire, no start-up): {alone_ms:.0f} ms of CPU "
+          f"per submission, {alone:.1f} s for {args.n} on {CORES} cores used to the full")
     if kit_loop is not None:
         print(f"[{assignment}] the kit spent {kit_loop:.1f} s on {loop_student} (one of {args.jobs} jobs)")
     if missed:
@@ -256,20 +274,24 @@ def bench_assignment(assignment, args, workdir, env, timeout):
               f"timeouts; baseline sane: correct = full marks, " + ", ".join(
                   f"{student} {scores[student][0]:g}/{scores[student][1]:g}" for student, bug in mix if bug))
         print(f"[{assignment}] nbgrader/kit {nbgrader / kit:.1f}x (without the timeouts "
-              f"{(nbgrader - waited) / kit:.1f}x); target at least 50x")
+              f"{(nbgrader - waited) / kit:.1f}x); target at least {TARGET}x, i.e. the kit in "
+              f"{nbgrader / TARGET:.1f} s; the checks alone take {alone:.1f} s of it "
+              f"(at most {(nbgrader - waited) / alone:.0f}x with a free sandbox, wire and start-up)")
     return line
 
 
 def print_table(lines, n):
     print(f"\nN = {n} submissions per assignment; seconds, end to end (process start included)")
-    header = ("assignment", "nbgrader", "timeouts", "kit", "floor", "nbg/kit", "w/o t.o.",
-              "kit ms/sub", "nbg ms/sub")
+    header = ("assignment", "nbgrader", "timeouts", "kit", "floor", "alone", "nbg/kit", "w/o t.o.",
+              "nbg/alone", "kit ms/sub", "nbg ms/sub")
     print("".join(f"{title:>11s}" for title in header))
     for line in lines:
         kit, nbgrader, waited = line["kit"], line.get("nbgrader"), line.get("waited")
         plain = nbgrader is not None
         values = [(nbgrader, ".1f"), (waited, ".0f"), (kit, ".1f"), (line["floor"], ".1f"),
-                  (plain and nbgrader / kit, ".1f"), (plain and (nbgrader - waited) / kit, ".1f"),
+                  (line["alone"], ".1f"), (plain and nbgrader / kit, ".1f"),
+                  (plain and (nbgrader - waited) / kit, ".1f"),
+                  (plain and (nbgrader - waited) / line["alone"], ".1f"),
                   (kit / n * 1000, ".0f"), (plain and nbgrader / n * 1000, ".0f")]
         print(f"{line['assignment']:>11s}" + "".join(
             f"{format(value, spec) if plain or value else '-':>11s}" for value, spec in values))

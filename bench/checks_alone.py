@@ -1,0 +1,132 @@
+"""The checks' own cost: submissions graded with the worker in this process, no sandbox.
+
+    .venv/bin/python bench/checks_alone.py ASSIGNMENT NOTEBOOK... [--repeat K]
+
+prints ``{"cpu_ms": ...}``, this process's CPU milliseconds per submission (the notebooks must
+be correct ones: each must get full marks, or it exits with the scores).
+
+``batch_vs_nbgrader.py`` uses it to print the lower bound that no work on the sandbox, the wire
+or the batch can go below: every check of the plan runs as in ``autograder grade``, the
+worker's own code (``autograder/sandbox/worker.py``) builds the student's modules and runs them,
+and the grader compares with the reference, but nothing is forked, framed, piped, isolated or
+limited. What is left is the checks' computation: the student's constructors and forwards,
+the recording of their sub-layers, the reference's computations, the comparisons, the check
+logic, the diagnoses and pictures. Only trusted code is graded this way (the reference's own
+notebooks), and only here: the kit never runs a student's code outside its sandbox.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import autograder.sandbox
+from autograder.sandbox import session as sessions
+from autograder.sandbox import wire
+from autograder.sandbox.process import StudentError
+
+_SANDBOX = Path(autograder.sandbox.__file__).parent
+
+
+def _script_modules():
+    """worker.py and zygote.py as the zygote imports them (top-level names ``wire``,
+    ``worker``, ``isolation``), with ``wire`` the package's own module: a tensor the session
+    encodes then decodes in the worker without a frame, as ``Blob`` bytes."""
+    sys.modules.setdefault("wire", wire)
+    if str(_SANDBOX) not in sys.path:
+        sys.path.append(str(_SANDBOX))
+    import worker
+    import zygote
+    return worker, zygote
+
+
+class _InProcessConnection:
+    """A worker connection whose worker is an object of this process (``worker.Worker``)."""
+
+    pid = None
+    alive = True
+
+    def __init__(self, worker_module):
+        self._worker = worker_module.Worker(channel=None)
+        self._describe = worker_module.describe_exception
+
+    def request(self, message, timeout):
+        handler = getattr(self._worker, "op_" + str(message.get("op")))
+        try:
+            answer = handler(message)
+        except BaseException as error:  # as the worker's serve() answers a request that raises
+            raise StudentError(self._describe(error)) from None
+        return {**_as_from_json(answer), "seq": message.get("seq")}
+
+    def output_tail(self, limit=4000):
+        return ""
+
+    def close(self):
+        self._worker = None
+
+
+def _as_from_json(value):
+    """Tuples as the JSON round trip would leave them (lists); a tensor's bytes stay a Blob."""
+    if isinstance(value, dict):
+        return {k: _as_from_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_from_json(v) for v in value]
+    return value
+
+
+class _InProcessZygote:
+    def __init__(self, worker_module):
+        self._worker_module = worker_module
+
+    def spawn(self, limits, slot=0):
+        return _InProcessConnection(self._worker_module)
+
+
+def without_sandbox():
+    """From now on, every ``Session`` of this process runs its worker in this process."""
+    worker_module, zygote = _script_modules()
+    torch.set_num_threads(1)  # as in a worker
+    zygote.native_meta_kernels()  # the device checks run on meta as in a worker of the zygote
+    zygote.warm_up_meta()
+    sessions.shared_zygote = lambda: _InProcessZygote(worker_module)
+
+
+def cpu_ms_per_submission(submissions, plan, repeat=3):
+    """Milliseconds of this process's CPU per submission, graded one after another here: the
+    least of ``repeat`` rounds over all ``submissions`` (a lower bound; on a shared machine
+    single rounds move by half)."""
+    from autograder import grading
+
+    grading.grade(submissions[0], plan)  # first-use caches (shared references, Hypothesis)
+    rounds = []
+    for _ in range(repeat):
+        started = time.process_time()
+        for submission in submissions:
+            grading.grade(submission, plan)
+        rounds.append((time.process_time() - started) * 1000 / len(submissions))
+    return min(rounds)
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment")
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    from autograder import grading, plan as plans
+    from autograder.loader import Submission
+
+    without_sandbox()
+    plan = plans.load(args.assignment)
+    submissions = [Submission(path.parent.parent.name, args.assignment, path) for path in args.notebooks]
+    scores = [grading.grade(submission, plan) for submission in submissions]
+    wrong = [f"{r.student} {r.score:g}/{r.max_score:g}" for r in scores if r.score != r.max_score]
+    if wrong:
+        sys.exit(f"not graded as correct without the sandbox: {', '.join(wrong)}")
+    print(json.dumps({"cpu_ms": cpu_ms_per_submission(submissions, plan, args.repeat)}))
+
+
+if __name__ == "__main__":
+    main()
