@@ -59,7 +59,7 @@ class _InProcessConnection:
             answer = handler(message)
         except BaseException as error:  # as the worker's serve() answers a request that raises
             raise StudentError(self._describe(error)) from None
-        return {**_as_from_json(answer), "seq": message.get("seq")}
+        return {**answer, "seq": message.get("seq")}
 
     def output_tail(self, limit=4000):
         return ""
