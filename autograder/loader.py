@@ -1094,12 +1094,30 @@ def _note_stubs(node, origin, loaded):
 
 
 def _stub_raise(node):
-    """The line of the top-level ``raise NotImplementedError`` of a function's body, if any:
-    the released assignment stub, decided from the source, not by running it."""
+    """The line of the released assignment stub in a function's body, if it is one: a top-level
+    ``raise NotImplementedError`` that every call reaches, i.e. no statement before it can
+    return, raise or yield. A function that returns on every case it handles and raises
+    NotImplementedError for the rest (``if mask.dtype == torch.bool: return ...`` then ``raise
+    NotImplementedError("unsupported mask")``) is finished code. Decided from the source, not
+    by running it."""
     for statement in node.body:
         if isinstance(statement, ast.Raise) and statement.exc is not None:
             raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
             if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
                 return statement.lineno
+        if _may_leave(statement):
+            return None
     return None
 
+
+def _may_leave(statement):
+    """Whether a statement can end its function's call (a return, raise or yield in it, not
+    counting those of functions, lambdas and classes it defines)."""
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    pending = [] if isinstance(statement, scopes) else [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom)):
+            return True
+        pending.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, scopes))
+    return False

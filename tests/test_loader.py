@@ -314,6 +314,20 @@ def test_a_function_stub_is_a_stub_until_redefined():
     assert loaded.stubs == set()
 
 
+@pytest.mark.parametrize("body, stub", [
+    ("    raise NotImplementedError()\n", True),  # the released stub
+    ('    """doc"""\n    y = x * 2  # work begun, the stub line left below it\n'
+     "    raise NotImplementedError()\n", True),  # every call still raises
+    ("    if x is None:\n        return 0\n    if isinstance(x, int):\n        return x\n"
+     '    raise NotImplementedError(f"unsupported {type(x)}")\n', False),  # finished: a fallback
+    ("    def inner():\n        return 1\n    raise NotImplementedError()\n", True),  # inner return
+])
+def test_a_function_is_a_stub_only_if_every_call_reaches_its_raise(body, stub):
+    loaded = load_text("def f(x):\n" + body)
+    assert loaded.stubs == ({"f"} if stub else set())
+    assert bool(loaded.stub_sites) == stub
+
+
 # -- course cells: restored from the source notebook ----------------------------------------------
 def source_cells(assignment):
     return nbformat.read(SOURCE[assignment], as_version=4)
