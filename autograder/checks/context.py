@@ -437,6 +437,51 @@ def only_call(records, path):
     return calls[0]
 
 
+def tokenwise_result(ctx, records, path, wanted, tolerance="float32"):
+    """What the token-wise sub-layer at ``path`` (the FeedForward) returned for the tokens of
+    ``wanted`` (B, T, D), its expected input; None when it was not given exactly those tokens.
+    The usual form is one call on ``wanted``; a position-wise layer may also be called on the
+    tokens flattened to (B*T, D), once per position, or on any split of them: each token of
+    ``wanted`` must then reach it exactly once, and its result is put back in that token's place.
+    A sub-layer that is never called, or called more than once on anything but a split of the
+    tokens, fails here as in ``only_call``."""
+    calls = records.of(path)
+    if len(calls) <= 1 or all(_same_call(calls[0], c) for c in calls[1:]):
+        call = only_call(records, path)
+        given = call.arguments(("x",)).get("x", MISSING)
+        if ctx.same(given, wanted, tolerance):
+            return call.main
+        calls = [call]
+    if any(c.replaced for c in calls):
+        return None
+    d = wanted.shape[-1]
+    wanted_rows, tol = wanted.reshape(-1, d), ctx.tolerance(tolerance)
+    placed = torch.full((wanted_rows.shape[0],), -1, dtype=torch.long)
+    inputs, outputs = [], []
+    for call in calls:
+        given, result = call.arguments(("x",)).get("x", MISSING), call.main
+        if not (isinstance(given, torch.Tensor) and isinstance(result, torch.Tensor)
+                and given.dim() >= 1 and given.shape[-1] == d and result.shape == given.shape
+                and given.dtype != torch.bool):
+            return None
+        inputs.append(given.reshape(-1, d).to(wanted.dtype))
+        outputs.append(result.reshape(-1, d))
+    rows, results = torch.cat(inputs), torch.cat(outputs)
+    if rows.shape[0] == wanted_rows.shape[0]:
+        matches = torch.isclose(rows[:, None, :], wanted_rows[None, :, :], rtol=tol.rtol,
+                                atol=tol.atol, equal_nan=True).all(-1)
+        for row in range(rows.shape[0]):
+            free = (matches[row] & (placed < 0)).nonzero()
+            if not len(free):
+                break
+            placed[free[0, 0]] = row
+        else:
+            return results[placed].reshape(wanted.shape)
+    if len(calls) > 1:
+        only_call(records, path)  # not a split of the tokens: called more than once, as it says
+    return None
+
+
 def expect_heads(call, heads, path):
     """The attention sub-layer was built with the block's ``num_heads``: its weights (its own,
     also when a stand-in replaced them) have that many heads."""

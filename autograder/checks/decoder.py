@@ -34,7 +34,8 @@ from autograder.checks.common import (
     expect_not_identity, expect_param_count, expect_present, expect_runs_on_meta, expect_submodules,
     ffn_shapes, layernorm_shapes, mha_shapes, tensors,
 )
-from autograder.checks.context import MISSING, blocked, expect_heads, layer_norm, only_call
+from autograder.checks.context import (MISSING, blocked, expect_heads, layer_norm, only_call,
+                                       tokenwise_result)
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.texts import bilingual
 
@@ -172,11 +173,11 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
     z = ctx.tensor(cross.main, bilingual("Keluaran self.cross_attn", "The output of self.cross_attn"),
                    shape=x.shape)
     h = h + z
-    ffn = only_call(records, "ffn")
-    if not ctx.same(ffn.arguments(("x",)).get("x", MISSING), layer_norm(h, ref.ln3), tolerance):
+    f = tokenwise_result(ctx, records, "ffn", layer_norm(h, ref.ln3), tolerance)
+    if f is None:
         fail(bilingual("`self.ffn` tidak menerima `ln3(h)` dengan `h = h + cross_attn(...)[0]`.",
                        "`self.ffn` does not receive `ln3(h)` with `h = h + cross_attn(...)[0]`."))
-    f = ctx.tensor(ffn.main, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
+    f = ctx.tensor(f, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
     return h + f, cross.second
 
 

@@ -35,7 +35,8 @@ from autograder.checks.common import (
     expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes, first_output,
     layernorm_shapes, mha_shapes, tensors,
 )
-from autograder.checks.context import MISSING, blocked, expect_heads, layer_norm, only_call
+from autograder.checks.context import (blocked, expect_heads, layer_norm, only_call,
+                                       tokenwise_result)
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.texts import bilingual
 
@@ -125,12 +126,12 @@ def expected_output(ctx, records, ref, x, prenorm, heads, mask=None, tolerance="
     expect_mask_passed(attn, mask, x, heads)
     a = ctx.tensor(attn.main, bilingual("Keluaran self.attn", "The output of self.attn"), shape=x.shape)
     h = x + a if prenorm else layer_norm(x + a, ref.ln1)
-    ffn = only_call(records, "ffn")
     wanted = layer_norm(h, ref.ln2) if prenorm else h
-    if not ctx.same(ffn.arguments(("x",)).get("x", MISSING), wanted, tolerance):
+    f = tokenwise_result(ctx, records, "ffn", wanted, tolerance)
+    if f is None:
         text = "ln2(x + attn(n, n, n, mask)[0])" if prenorm else "ln1(x + attn(x, x, x, mask)[0])"
         fail(bilingual(f"`self.ffn` tidak menerima `{text}`.", f"`self.ffn` does not receive `{text}`."))
-    f = ctx.tensor(ffn.main, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
+    f = ctx.tensor(f, bilingual("Keluaran self.ffn", "The output of self.ffn"), shape=x.shape)
     return h + f if prenorm else layer_norm(h + f, ref.ln2)
 
 
