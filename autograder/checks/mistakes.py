@@ -128,6 +128,14 @@ CATALOGUE = (
         "A score of 0 still takes part in the softmax (exp(0) = 1). Fill with `float('-inf')` (or "
         "a very large negative number such as -1e9): `scores.masked_fill(mask, float('-inf'))`."),
        ["mask_fill_zero"], VALUES | MASKING),
+    _m("sdpa.mask_ignored", SDPA,
+       ("Mask tidak diterapkan pada skor: posisi yang diblokir tetap mendapat bobot.",
+        "The mask is never applied to the scores: blocked positions still get a weight."),
+       ("`masked_fill` mengembalikan tensor baru dan tidak mengubah `scores`: tulis "
+        "`scores = scores.masked_fill(mask, float('-inf'))` sebelum softmax, dan pakai hasil itu.",
+        "`masked_fill` returns a new tensor and leaves `scores` as it was: write "
+        "`scores = scores.masked_fill(mask, float('-inf'))` before the softmax, and use that result."),
+       ["mask_ignored"], VALUES | MASKING),
     # causal_mask
     _m("causal.diagonal_blocked", CAUSAL,
        ("Mask kausal ikut memblokir diagonal: token tidak boleh memperhatikan dirinya sendiri.",
