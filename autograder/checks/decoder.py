@@ -154,6 +154,11 @@ def expected_output(ctx, records, ref, x, memory, heads, tolerance="float32"):
         if ctx.same(q, h, tolerance):
             fail(bilingual("Blok decoder tidak menormalkan h dengan ln2 sebelum cross-attention.",
                            "The decoder block does not normalise h with ln2 before cross-attention."))
+        if ctx.same(q, layer_norm(n + a, ref.ln2), tolerance):
+            fail(bilingual("Residual self-attention menambahkan ln1(x), bukan x: seharusnya "
+                           "h = x + self_attn(ln1(x), ...)[0], dengan x yang belum dinormalkan.",
+                           "The self-attention residual adds ln1(x) instead of x: it should be "
+                           "h = x + self_attn(ln1(x), ...)[0], with x as it came in."))
         fail(bilingual("Kueri (query) self.cross_attn bukan ln2(h) dengan h = x + self_attn(...)[0].",
                        "The query of self.cross_attn is not ln2(h) with h = x + self_attn(...)[0]."))
     for value in (k, v):
