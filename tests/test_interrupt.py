@@ -66,6 +66,13 @@ def classroom(tmp_path):
     return submitted, tmp_path / "course.toml", tmp_path / "reports"
 
 
+# A terminal starts its foreground job with Ctrl-C at its default action, but a test run started
+# in the background (``pytest &``, a CI runner's job) ignores SIGINT, and its children inherit
+# that: Python then never raises KeyboardInterrupt. The grader is started as the terminal would.
+AS_A_FOREGROUND_JOB = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 def _grade(submitted, course, out, *more):
     return [sys.executable, "-m", "autograder", "grade", str(submitted), "-a", "attention",
             "-o", str(out), "--course", str(course), *more]
@@ -74,7 +81,8 @@ def _grade(submitted, course, out, *more):
 def test_ctrl_c_stops_within_seconds_and_keeps_every_finished_report(classroom):
     submitted, course, out = classroom
     # Its own session, as a shell's job: the terminal's Ctrl-C goes to the process group.
-    grader = subprocess.Popen(_grade(submitted, course, out, "--jobs", "2"), cwd=ROOT,
+    command = _grade(submitted, course, out, "--jobs", "2")
+    grader = subprocess.Popen([sys.executable, "-c", AS_A_FOREGROUND_JOB, *command[1:]], cwd=ROOT,
                               env={**os.environ, "PYTHONUTF8": "1"}, start_new_session=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
