@@ -283,6 +283,11 @@ META_HAS_NO_DATA = ("cannot be called on meta tensors", "Cannot copy out of meta
                     "data-independent implementation does not exist")
 
 
+def meta_has_no_data(error):
+    """Whether a ``StudentError`` of a run on meta is meta's own (``META_HAS_NO_DATA``)."""
+    return any(sign in error.message for sign in META_HAS_NO_DATA)
+
+
 def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function=False):
     """Runs on the ``meta`` device: catches tensors created on a fixed device inside forward.
 
@@ -298,7 +303,7 @@ def expect_runs_on_meta(ctx, target_name, ctor_args, args, kwargs=None, function
     except ctx.StudentError as error:
         cpu_target = target_name if function else ctx.new(target_name, *ctor_args)
         ctx.call(cpu_target, *args, **kwargs)  # raises on the CPU too: that error is not about devices
-        if any(sign in error.message for sign in META_HAS_NO_DATA):
+        if meta_has_no_data(error):
             return
         fail(bilingual(f"Gagal dijalankan di perangkat (device) lain ({error.type}: {error.message[:200]}). "
                        "Buat tensor baru di perangkat yang sama dengan masukan, mis. "

@@ -139,11 +139,13 @@ def ffn_param_count(ctx):
         expect_param_count(ctx, obj, ffn_shapes(d_model, d_ff), f"FeedForward({d_model}, {d_ff})")
 
 
-def _ffn_pieces(ctx, sizes, dtype=None, batch=None, length=None):
+def _ffn_input(ctx, sizes, batch=None, dtype=torch.float32):
+    return ctx.randn(batch or sizes.batch, sizes.length, sizes.d_model, scale=2.0, dtype=dtype)
+
+
+def _ffn_pieces(ctx, sizes, dtype=None):
     obj, ref = ctx.with_own_sublayers(FFN, sizes.d_model, sizes.d_ff, dtype=dtype)
-    x = ctx.randn(batch or sizes.batch, length or sizes.length, sizes.d_model, scale=2.0,
-                  dtype=torch.float64 if dtype == "float64" else torch.float32)
-    return obj, ref, x
+    return obj, ref, _ffn_input(ctx, sizes, dtype=torch.float64 if dtype == "float64" else torch.float32)
 
 
 def _ffn_for_properties(ctx, sizes, batch=None):
@@ -151,7 +153,7 @@ def _ffn_for_properties(ctx, sizes, batch=None):
     reference's weights where they fit, its own where they do not (a layer built with
     bias=False or other sizes costs ffn.param_count and the numeric checks, not these too)."""
     obj, _ = ctx.block(FFN, sizes.d_model, sizes.d_ff, sublayers=("l1", "l2"))
-    return obj, ctx.randn(batch or sizes.batch, sizes.length, sizes.d_model, scale=2.0)
+    return obj, _ffn_input(ctx, sizes, batch)
 
 
 @check("ffn.shape", assignment="encoder", target=FFN, category="shape", points=1,

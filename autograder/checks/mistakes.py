@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import META_HAS_NO_DATA
+from autograder.checks.common import meta_has_no_data
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.records import Diagnosis
@@ -1121,7 +1121,7 @@ class Diagnoser:
                     **({"prenorm": ref.prenorm} if target == ENC else {}))
                 self.session.call(remote, *meta, **meta_kwargs)
             except StudentError as error:
-                if any(sign in error.message for sign in META_HAS_NO_DATA):
+                if meta_has_no_data(error):
                     return None  # meta's own limit, not the code's device (expect_runs_on_meta)
                 return error.type, frozenset(error.where) or frozenset([error.message])
             return None
