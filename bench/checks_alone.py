@@ -68,15 +68,6 @@ class _InProcessConnection:
         self._worker = None
 
 
-def _as_from_json(value):
-    """Tuples as the JSON round trip would leave them (lists); a tensor's bytes stay a Blob."""
-    if isinstance(value, dict):
-        return {k: _as_from_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_as_from_json(v) for v in value]
-    return value
-
-
 class _InProcessZygote:
     def __init__(self, worker_module):
         self._worker_module = worker_module
@@ -108,6 +99,7 @@ def cpu_ms_per_submission(submissions, plan, repeat=3):
             grading.grade(submission, plan)
         rounds.append((time.process_time() - started) * 1000 / len(submissions))
     return min(rounds)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
