@@ -22,12 +22,12 @@ c.ClearSolutions.text_stub = "TULIS JAWABAN ANDA DI SINI"
 
 # `nbgrader autograde` runs the notebook in a kernel the student controls, so the points must
 # not come from that kernel: there nbgrader sets NBGRADER_EXECUTION=autograde and the hidden
-# cells only print a note (autograder/notebook.py), and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
+# cells only print a note (autograder/nbgrader/hidden_cells.py), and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
 # in the sandbox and writes each hidden cell's verdict and points (which SaveAutoGrades reads).
 # The other entries are nbgrader 0.9's default autograde preprocessors, in their order.
 c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.Execute",
-    "autograder.nbgrader_plugin.SandboxedGrades",
+    "autograder.nbgrader.plugin.SandboxedGrades",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -45,7 +45,7 @@ c.GenerateFeedback.preprocessors = [
 
 # Read course.toml once, now: a broken one stops nbgrader before any notebook runs (exit 2). Pin
 # it for the grader and the kernels, and keep nbgrader's expected checksum and SQLAlchemy
-# warnings out of the log so that tampering stands out (autograder/channels/nbgrader.py).
-from autograder.channels.nbgrader import configure  # noqa: E402
+# warnings out of the log so that tampering stands out (autograder/nbgrader/configure.py).
+from autograder.nbgrader.configure import configure  # noqa: E402
 
 configure(c, c.CourseDirectory.root)

@@ -30,7 +30,7 @@ from rich.table import Table
 
 from rich.markup import escape
 
-from autograder import config, report
+from autograder import config, reports
 from autograder.records import RESULT_STATUSES
 from autograder.texts import clean
 
@@ -198,13 +198,14 @@ def grade_command(args, course, lang, out, err):
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.scheduler:
         launch.start_early(hide=[*folders, args.out])
-    from autograder import batch, loader, plan as plans  # torch and nbformat: not needed for usage errors
-    from autograder.pool import GradingPool
+    from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
+    from autograder.grading import batch
+    from autograder.grading.pool import GradingPool
 
     plan = plans.resolve(course, args.assignment, lang)
     if not plan.checks:
         raise UsageError(f"assignment {plan.name!r} has no checks yet")
-    submissions = loader.discover(args.paths, plan.name, plan.notebook)
+    submissions = loading.discover(args.paths, plan.name, plan.notebook)
     if not submissions:
         raise UsageError(f"no submissions found under {', '.join(map(str, args.paths))}")
     _make_names_unique(submissions)
@@ -226,7 +227,7 @@ def grade_command(args, course, lang, out, err):
 
 
 def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
-    from autograder import batch
+    from autograder.grading import batch
 
     counts = dict.fromkeys(RESULT_STATUSES, 0)
     written, interrupted = [], False  # the students whose reports this run wrote
@@ -281,7 +282,7 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
     out.print(_score_table(graded, lang))
     _channels(args, graded, lang, err)
     for result in graded.results:
-        print(f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {clean(result.student)}",
+        print(f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
     _say(out, f"Reports: {args.out}/<student>/feedback.md and results.json; "
               f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}")
@@ -306,7 +307,7 @@ def _channels(args, graded, lang, err):
     if args.junit:
         from autograder.channels import junit
 
-        report.write_atomic(args.junit, junit.junit_xml([graded], lang))
+        reports.write_atomic(args.junit, junit.junit_xml([graded], lang))
         _say(err, f"JUnit XML: {args.junit}")
 
 
@@ -355,10 +356,10 @@ def _make_names_unique(submissions):
     taken = set()
     for submission in submissions:
         name, number = submission.student, 1
-        while report.student_folder(submission.student) in taken:
+        while reports.student_folder(submission.student) in taken:
             number += 1
             submission.student = f"{name}-{number}"
-        taken.add(report.student_folder(submission.student))
+        taken.add(reports.student_folder(submission.student))
 
 
 def _score_table(graded, lang):
@@ -379,7 +380,7 @@ def _score_table(graded, lang):
             failed = result.problems[-1][lang]
         else:
             failed = ", ".join(result.failed_ids)
-        table.add_row(escape(clean(result.student)), f"{report.fmt(result.score)}/{report.fmt(result.max_score)}",
+        table.add_row(escape(clean(result.student)), f"{reports.fmt(result.score)}/{reports.fmt(result.max_score)}",
                       f"[{styles[status]}]{status}[/]", escape(clean(failed)))
     return table
 
@@ -414,7 +415,7 @@ def gradebook_command(args, err):
         text = lms.render(book, args.format, roster, ids)
     except lms.GradebookError as error:
         raise UsageError(str(error)) from None
-    report.write_atomic(args.output, text)
+    reports.write_atomic(args.output, text)
     _say(err, f"gradebook ({args.format}): {args.output}: {len(book.scores)} student(s), "
               f"{', '.join(c.assignment for c in book.columns)}")
     return EXIT_OK
@@ -428,7 +429,7 @@ def checks_command(args, course, lang, out):
     for name in names:
         plan = plans.resolve(course, name, lang)
         table = Table(title=f"{name}: {plan.title}", title_justify="left",
-                      caption=f"{len(plan.checks)} checks, {report.fmt(plan.max_score)} points"
+                      caption=f"{len(plan.checks)} checks, {reports.fmt(plan.max_score)} points"
                       if plan.checks else "no checks yet", caption_justify="left")
         table.add_column("id", no_wrap=True)
         table.add_column("category", no_wrap=True)
@@ -436,7 +437,7 @@ def checks_command(args, course, lang, out):
         table.add_column("target", overflow="fold")
         table.add_column("title", overflow="fold")
         for c in plan.checks:
-            table.add_row(c.id, c.category, report.fmt(c.points), c.target, escape(c.title[lang]))
+            table.add_row(c.id, c.category, reports.fmt(c.points), c.target, escape(c.title[lang]))
         out.print(table)
     return EXIT_OK
 

@@ -151,11 +151,12 @@ def write_submissions(course, assignment, mix):
 
 def floor_seconds(course, assignment, jobs):
     """All submissions graded in this process: torch imported, zygote warm, no reports."""
-    from autograder import batch, loader, plan as plans
+    from autograder import loading, plan as plans
+    from autograder.grading import batch
     from autograder.sandbox.process import shared_zygote
 
     plan = plans.load(assignment)
-    found = loader.discover([course / "submitted"], assignment, plan.notebook)
+    found = loading.discover([course / "submitted"], assignment, plan.notebook)
     shared_zygote()
     list(batch.grade_many(found[:2], plan, jobs))  # warm caches
     started = time.monotonic()

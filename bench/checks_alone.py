@@ -89,14 +89,13 @@ def cpu_ms_per_submission(submissions, plan, repeat=3):
     """Milliseconds of this process's CPU per submission, graded one after another here: the
     least of ``repeat`` rounds over all ``submissions`` (a lower bound; on a shared machine
     single rounds move by half)."""
-    from autograder import grading
-
-    grading.grade(submissions[0], plan)  # first-use caches (shared references, Hypothesis)
+    from autograder.grading import grader
+    grader.grade(submissions[0], plan)  # first-use caches (shared references, Hypothesis)
     rounds = []
     for _ in range(repeat):
         started = time.process_time()
         for submission in submissions:
-            grading.grade(submission, plan)
+            grader.grade(submission, plan)
         rounds.append((time.process_time() - started) * 1000 / len(submissions))
     return min(rounds)
 
@@ -107,13 +106,14 @@ def main():
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from autograder import grading, plan as plans
-    from autograder.loader import Submission
+    from autograder.grading import grader
+    from autograder import plan as plans
+    from autograder.loading import Submission
 
     without_sandbox()
     plan = plans.load(args.assignment)
     submissions = [Submission(path.parent.parent.name, args.assignment, path) for path in args.notebooks]
-    scores = [grading.grade(submission, plan) for submission in submissions]
+    scores = [grader.grade(submission, plan) for submission in submissions]
     wrong = [f"{r.student} {r.score:g}/{r.max_score:g}" for r in scores if r.score != r.max_score]
     if wrong:
         sys.exit(f"not graded as correct without the sandbox: {', '.join(wrong)}")

@@ -30,8 +30,8 @@ CHILD = r"""
 import json, sys
 from pathlib import Path
 from autograder import plan as plans
-from autograder.grading import grade
-from autograder.loader import Submission
+from autograder.grading.grader import grade
+from autograder.loading import Submission
 
 cache = {}
 for line in sys.stdin:

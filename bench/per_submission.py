@@ -14,7 +14,7 @@ from pathlib import Path
 
 import autograder.grading as grading
 from autograder import plan as plans
-from autograder.loader import Submission
+from autograder.loading import Submission
 from autograder.sandbox import session as sessions
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ from nbgrader.utils import compute_checksum
 
 import solutions.attention
 from autograder import plan as plans
-from autograder.grading import grade
-from autograder.loader import Submission
+from autograder.grading.grader import grade
+from autograder.loading import Submission
 from nbgrader_helpers import cell_by_id, released_notebook
 
 REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import plan as plans
-from autograder import report
+from autograder import reports
 from autograder.channels import github, lms
 from autograder.records import Outcome, StudentResult
 from conftest import EXAMPLES, ROOT, run_autograder
@@ -128,8 +128,8 @@ def _encoder_out(folder):
         outcomes[0] = Outcome(plan.checks[0].info, "failed" if lost else "passed", plan.checks[0].points - lost)
         results.append(StudentResult(student, "encoder", f"{student}.ipynb", outcomes=tuple(outcomes)))
     for result in results:
-        report.write_student(folder, result, plan.title, "en")
-    report.write_batch(folder, _batch(results, plan))
+        reports.write_student(folder, result, plan.title, "en")
+    reports.write_batch(folder, _batch(results, plan))
     return plan.max_score
 
 
@@ -297,7 +297,7 @@ def test_ci_workflow_passes_actionlint():
 def test_nbgrader_stops_on_a_broken_course_file_before_any_notebook(tmp_path, monkeypatch, capsys):
     from traitlets.config import Config
 
-    from autograder.channels import nbgrader as hook
+    from autograder.nbgrader import configure as hook
 
     monkeypatch.setenv("AUTOGRADER_COURSE", "")  # unset for locate(); restored after the test
     (tmp_path / "course.toml").write_text('[assignments.attention]\n[tolerance.float32]\nrtol = 1\n')
@@ -321,7 +321,7 @@ def test_nbgrader_stops_on_a_broken_course_file_before_any_notebook(tmp_path, mo
 def test_nbgrader_log_keeps_real_checksum_warnings_and_summarises_expected_ones():
     import logging
 
-    from autograder.channels import nbgrader as hook
+    from autograder.nbgrader import configure as hook
 
     hidden = hook.hidden_test_cells(ROOT / "assignments" / "source")
     assert "test_MultiHeadAttention" in hidden and not any(h.startswith("check_") for h in hidden)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import class_report
+from autograder.reports import class_report
 from autograder import plan as plans
 from autograder.records import BatchResult, Diagnosis, Outcome, StudentResult
 from autograder.texts import bilingual
@@ -88,7 +88,7 @@ def test_page_escapes_student_text_and_orders_checks_worst_first(tmp_path):
 
 # -- similarity -----------------------------------------------------------------------------------------
 def test_similarity_flags_a_renamed_copy_and_not_an_independent_solution(tmp_path):
-    from autograder import similarity
+    from autograder.reports import similarity
 
     corpus = Path(__file__).parent / "corpus" / "attention" / "correct"
     original = (corpus / "einsum.py").read_text(encoding="utf-8")
@@ -121,7 +121,7 @@ def test_similarity_flags_a_renamed_copy_and_not_an_independent_solution(tmp_pat
 
 
 def test_fragments_read_the_source_as_ast_get_source_segment_does():
-    from autograder import similarity
+    from autograder.reports import similarity
 
     texts = [path.read_text(encoding="utf-8") for path in (Path(__file__).parent / "corpus").rglob("*.py")]
     texts.append("a = 1\r\nb = (2 +\r 3)\nclass X:\n    def f(self):\n        return 'é' + \"ü\"  # ü\n\ny = [1,\n 2]")
@@ -136,7 +136,7 @@ def test_fragments_read_the_source_as_ast_get_source_segment_does():
 
 
 def test_similarity_settings_come_from_course_toml(tmp_path):
-    from autograder import similarity
+    from autograder.reports import similarity
 
     course = tmp_path / "course.toml"
     course.write_text("[similarity]\nthreshold = 0.9\nkgram = 8\n")
@@ -295,7 +295,9 @@ def test_the_batch_reads_each_students_code_once_for_the_similarity_section(tmp_
     """batch.run analyses each student's code for the similarity section as soon as that
     student's reports are written (while the others are still graded), and the class report
     uses it: every source is read once, and the section is the one the records alone give."""
-    from autograder import batch, class_report, loader, similarity
+    from autograder import loading
+    from autograder.grading import batch
+    from autograder.reports import class_report, similarity
 
     corpus = Path(__file__).parent / "corpus" / "attention" / "correct"
     folder = tmp_path / "class"
@@ -304,7 +306,7 @@ def test_the_batch_reads_each_students_code_once_for_the_similarity_section(tmp_
         shutil.copy(corpus / name, folder / name)
     shutil.copy(corpus / "einsum.py", folder / "einsum_copy.py")
     plan = plans.load("attention")
-    submissions = loader.discover([folder], "attention", plan.notebook)
+    submissions = loading.discover([folder], "attention", plan.notebook)
     assert len(submissions) == 4
     reads, read = [], similarity.sources_of
     monkeypatch.setattr(similarity, "sources_of",

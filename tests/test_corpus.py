@@ -161,8 +161,8 @@ from pathlib import Path
 from autograder import plan as plans
 from autograder.checks import mistakes
 from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
-from autograder.grading import grade
-from autograder.loader import Submission
+from autograder.grading.grader import grade
+from autograder.loading import Submission
 
 # For a correct submission (or the reference) the catalogue also probes every target as if all
 # its checks had failed: nothing may be named. Wrapped around the call grading makes.

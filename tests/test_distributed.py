@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from autograder import batch, loader
+from autograder import loading
+from autograder.grading import batch
 from autograder import plan as plans
 from conftest import EXAMPLES, run_autograder
 
@@ -49,7 +50,7 @@ def test_a_killed_worker_loses_no_student(tmp_path):
                                        dashboard_address=None, silence_logs=logging.CRITICAL)
     try:
         plan = plans.load("attention")
-        submissions = loader.discover([EXAMPLES], "attention", plan.notebook)
+        submissions = loading.discover([EXAMPLES], "attention", plan.notebook)
         finished = {}
         runner = threading.Thread(target=lambda: finished.update(batch=batch.run(
             plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)))
@@ -88,7 +89,7 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path):
 @pytest.fixture
 def short_deadlines(monkeypatch, tmp_path):
     """A plan whose Dask deadlines are seconds: startup 1 s, a grade 2 s, a worker's start 1 s."""
-    from autograder import distributed as dask_grading
+    from autograder.grading import distributed as dask_grading
     from conftest import course_with
 
     monkeypatch.setattr(dask_grading, "STARTUP_MARGIN_SECONDS", 1)
@@ -112,7 +113,7 @@ def test_a_scheduler_without_workers_ends_the_batch_with_a_record_per_student(sh
     cluster = distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None,
                                        silence_logs=logging.CRITICAL)
     try:
-        submissions = loader.discover([EXAMPLES], "attention", plan.notebook)[:2]
+        submissions = loading.discover([EXAMPLES], "attention", plan.notebook)[:2]
         started = time.monotonic()
         graded = batch.run(plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)
         assert time.monotonic() - started < waiting + 60
@@ -137,7 +138,7 @@ def test_a_task_stuck_on_a_worker_is_given_up_after_its_deadline(short_deadlines
                                        dashboard_address=None, silence_logs=logging.CRITICAL)
     pid = None
     try:
-        submissions = loader.discover([EXAMPLES / "andi"], "attention", plan.notebook)
+        submissions = loading.discover([EXAMPLES / "andi"], "attention", plan.notebook)
         finished = {}
         runner = threading.Thread(target=lambda: finished.update(batch=batch.run(
             plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)))

@@ -9,8 +9,8 @@ import pytest
 import solutions.attention
 from conftest import course_with
 from autograder import plan as plans
-from autograder.grading import grade
-from autograder.loader import Submission
+from autograder.grading.grader import grade
+from autograder.loading import Submission
 
 REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()
 

@@ -15,10 +15,10 @@ import pytest
 
 import solutions.attention
 from autograder import config
-from autograder.grading import grade
+from autograder.grading.grader import grade
 from conftest import EXAMPLES, course_with
 from autograder import plan as plans
-from autograder.loader import Submission
+from autograder.loading import Submission
 from autograder.sandbox.process import shared_zygote
 
 HOSTILE = sorted((Path(__file__).parent / "hostile").glob("*.py"))

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from autograder import messages
+from autograder.grading import messages
 from autograder.checks import mistakes, registry
 from autograder.selfcheck import OWN_TEXTS
 from conftest import EXAMPLES, run_autograder

@@ -8,7 +8,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import loader, messages
+from autograder import loading
+from autograder.loading import cells as notebook_cells, statements
+from autograder.grading import messages
 from nbgrader_helpers import cell_by_id, released_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +36,9 @@ def codes(loaded):
 
 
 def load_text(source, origin="cell 1"):
-    loaded = loader.LoadedCode()
-    loader.add_definitions(source, origin, loaded)
-    return loader.finish(loaded)
+    loaded = loading.LoadedCode()
+    statements.add_definitions(source, origin, loaded)
+    return notebook_cells.finish(loaded)
 
 
 def problem_codes(loaded):
@@ -56,7 +58,7 @@ def test_only_definitions_are_kept_and_the_rest_is_one_note(tmp_path):
         "@staticmethod\ndef g():\n    return 2",
         "class A:\n    pass\nimport os; os.system('echo hi')",
     ])
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     code = codes(loaded)
     assert "def f" in code and "class A" in code and "import torch" in code and "D_MODEL = 16" in code
     assert "NEG = float('-inf')" in code and "@staticmethod" in code
@@ -169,7 +171,7 @@ def test_future_annotations_apply_to_later_cells_with_their_line_numbers(tmp_pat
         "from __future__ import annotations\nimport torch",
         "def f(x: Later,\n      y: list[\n          Later] = None) -> Later:\n    return x\n\n\nclass Later:\n    z: Undefined = 1",
     ])
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     assert not loaded.problems
     namespace = {}
     for chunk in loaded.chunks:
@@ -217,7 +219,7 @@ def test_calls_into_denied_namespaces_are_work_however_imported():
 
 def test_an_old_caller_s_grade_ids_are_no_source_notebook(tmp_path):
     path = notebook(tmp_path / "a.ipynb", ["def f():\n    return 1"])
-    assert "def f" in codes(loader.load(path, ("imports", "check_x")))
+    assert "def f" in codes(loading.load(path, ("imports", "check_x")))
 
 
 def test_a_name_defined_by_a_dropped_statement_drops_its_users_too():
@@ -262,13 +264,13 @@ def test_a_guarded_missing_import_is_no_problem():
 
 def test_line_numbers_are_kept_for_tracebacks(tmp_path):
     path = notebook(tmp_path / "a.ipynb", ["x = 1\n\n\ndef f():\n    return 1"])
-    chunk = [c for c in loader.load(path).chunks if "def f" in c["code"]][0]
+    chunk = [c for c in loading.load(path).chunks if "def f" in c["code"]][0]
     assert chunk["code"].splitlines()[3] == "def f():" and chunk["origin"] == "cell 1"
 
 
 def test_syntax_error_cell_is_reported_and_others_load(tmp_path):
     path = notebook(tmp_path / "a.ipynb", ["def ok():\n    return 1", "def broken(:\n    pass", "def ok2():\n    return 2"])
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     assert "def ok()" in codes(loaded) and "def ok2()" in codes(loaded)
     assert problem_codes(loaded) == ["syntax_error"]
     assert loaded.problems[0]["places"] == [["cell 2", 1]]
@@ -310,7 +312,7 @@ def test_an_entry_point_stub_makes_its_class_a_stub(method):
 def test_a_function_stub_is_a_stub_until_redefined():
     loaded = load_text("def f(x):\n    raise NotImplementedError()\n")
     assert loaded.stubs == {"f"}
-    loader.add_definitions("def f(x):\n    return x\n", "cell 2", loaded)
+    statements.add_definitions("def f(x):\n    return x\n", "cell 2", loaded)
     assert loaded.stubs == set()
 
 
@@ -343,7 +345,7 @@ def by_id(nb, grade_id):
 
 @pytest.mark.parametrize("assignment", list(SOURCE))
 def test_a_clean_notebook_has_no_loading_problem_and_sanity_checks_never_load(assignment):
-    loaded = loader.load_notebook(released(assignment), source=SOURCE[assignment])
+    loaded = loading.load_notebook(released(assignment), source=SOURCE[assignment])
     assert loaded.problems == []
     code = codes(loaded)
     assert "assert" not in code and "print(" not in code and "manual_seed" not in code
@@ -353,7 +355,7 @@ def test_a_clean_notebook_has_no_loading_problem_and_sanity_checks_never_load(as
 
 
 def test_the_source_notebook_s_classification_of_its_cells():
-    kinds = {c.grade_id: c.kind for c in loader.course_notebook(SOURCE["encoder"]).cells}
+    kinds = {c.grade_id: c.kind for c in loading.course_notebook(SOURCE["encoder"]).cells}
     assert kinds["imports"] == kinds["given_attention"] == "given"
     assert kinds["check_EncoderBlock"] == kinds["check_EncoderBlock_properties"] == "check"
     assert kinds["solution_FeedForward"] == "solution" and kinds["test_EncoderBlock"] == "test"
@@ -366,7 +368,7 @@ def test_an_edited_read_only_cell_is_restored_and_reported():
         "\n\n\ndef my_helper():\n    return 1\n"
     check = by_id(nb, "check_FeedForward")
     check.source = "pass  # no more checks"
-    loaded = loader.load_notebook(nb, source=SOURCE["encoder"])
+    loaded = loading.load_notebook(nb, source=SOURCE["encoder"])
     assert "return self.wo(z), weights" in codes(loaded) and "my_helper" not in codes(loaded)
     changed = [p for p in loaded.problems if p["code"] == "changed_cell"]
     assert [(p["detail"], p["kind"]) for p in changed] == [("given_attention", "given"),
@@ -382,7 +384,7 @@ def test_deleted_cells_are_restored_where_they_were_and_reported():
     nb = released("encoder")
     nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")
                 not in ("imports", "test_FeedForward", "solution_positional_encoding")]
-    loaded = loader.load_notebook(nb, source=SOURCE["encoder"])
+    loaded = loading.load_notebook(nb, source=SOURCE["encoder"])
     deleted = {p["detail"]: p["kind"] for p in loaded.problems if p["code"] == "deleted_cell"}
     assert deleted == {"imports": "given", "test_FeedForward": "test",
                        "solution_positional_encoding": "solution"}
@@ -398,7 +400,7 @@ def test_a_copied_nbgrader_cell_counts_once_the_last_copy_is_the_course_s():
     nb = released("attention")
     check = by_id(nb, "check_causal_mask")
     nb.cells.insert(1, nbformat.from_dict(json.loads(json.dumps(check))))
-    loaded = loader.load_notebook(nb, source=SOURCE["attention"])
+    loaded = loading.load_notebook(nb, source=SOURCE["attention"])
     assert problem_codes(loaded) == ["duplicate_cell"]
     assert "print(" not in codes(loaded)  # the earlier copy is the same text: a course cell
 
@@ -407,7 +409,7 @@ def test_a_notebook_without_metadata_is_matched_by_text():
     nb = released("encoder")
     for cell in nb.cells:
         cell.metadata = {}
-    loaded = loader.load_notebook(nb, source=SOURCE["encoder"])
+    loaded = loading.load_notebook(nb, source=SOURCE["encoder"])
     assert loaded.problems == [] and "parts = " not in codes(loaded)
     assert "class MultiHeadAttention" in codes(loaded)
 
@@ -416,7 +418,7 @@ def test_unknown_grade_ids_make_plain_cells_as_in_nbgrader():
     nb = released("attention")
     nb.cells.append(nbformat.v4.new_code_cell("def extra():\n    return 1\nextra()", metadata={
         "nbgrader": {"grade": False, "solution": False, "locked": True, "grade_id": "mine"}}))
-    loaded = loader.load_notebook(nb, source=SOURCE["attention"])
+    loaded = loading.load_notebook(nb, source=SOURCE["attention"])
     assert "def extra" in codes(loaded)
     assert problem_codes(loaded) == ["dropped"]
 
@@ -424,7 +426,7 @@ def test_unknown_grade_ids_make_plain_cells_as_in_nbgrader():
 def test_kernel_history_recognises_course_cells_by_their_text():
     nb = source_cells("encoder")
     history = [c.source for c in nb.cells if c.cell_type == "code"] + ["x = torch.randn(2)\nprint(x)"]
-    loaded = loader.load_history(history, SOURCE["encoder"])
+    loaded = loading.load_history(history, SOURCE["encoder"])
     assert [p["code"] for p in loaded.problems] == ["dropped"]
     assert loaded.problems[0]["places"] == [[f"In [{len(history)}]", 2]]
     assert "parts = " not in codes(loaded) and "grade_target" not in codes(loaded)
@@ -436,7 +438,7 @@ def test_nbgrader_test_cells_never_load(tmp_path):
         ("def answer():\n    return 0\nassert answer() == 42", {"solution": False, "grade": True, "grade_id": "t1", "points": 1}),
         "from autograder.notebook import grade_target",
     ])
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     assert "return 42" in codes(loaded) and "return 0" not in codes(loaded)
     assert "autograder" not in codes(loaded)
     assert set(loaded.nbgrader_cells) == {"s1", "t1"}
@@ -445,10 +447,10 @@ def test_nbgrader_test_cells_never_load(tmp_path):
 def test_broken_notebooks_are_clear_errors(tmp_path):
     bad_json = tmp_path / "bad.ipynb"
     bad_json.write_text('{"cells": [')
-    loaded = loader.load(bad_json)
+    loaded = loading.load(bad_json)
     assert loaded.fatal and loaded.problems[0]["code"] == "bad_notebook"
     empty = notebook(tmp_path / "empty.ipynb", ["# md only"])
-    assert [p["code"] for p in loader.load(empty).problems] == ["no_code"]
+    assert [p["code"] for p in loading.load(empty).problems] == ["no_code"]
 
 
 def test_nbformat_v3_is_converted(tmp_path):
@@ -457,13 +459,13 @@ def test_nbformat_v3_is_converted(tmp_path):
          "outputs": [], "metadata": {}}]}]}
     path = tmp_path / "v3.ipynb"
     path.write_text(json.dumps(v3))
-    assert "def old" in codes(loader.load(path))
+    assert "def old" in codes(loading.load(path))
 
 
 def test_non_utf8_source_is_reported(tmp_path):
     path = tmp_path / "latin.py"
     path.write_bytes("# caf\xe9\ndef f():\n    return 1\n".encode("latin-1"))
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     assert "def f" in codes(loaded) and loaded.problems[0]["code"] == "not_utf8"
 
 
@@ -473,16 +475,16 @@ def test_discover_layouts(tmp_path):
     (course / "submitted" / "ani" / "attention" / "attention.ipynb").write_text("{}")
     (course / "submitted" / "ani" / "attention" / "other.ipynb").write_text("{}")
     (course / "submitted" / "bayu" / "encoder").mkdir(parents=True)
-    found = loader.discover([course], "attention", "attention.ipynb")
+    found = loading.discover([course], "attention", "attention.ipynb")
     assert [(s.student, s.path and s.path.name, s.problem) for s in found] == [
         ("ani", "attention.ipynb", None), ("bayu", None, "no_notebook")]
     loose = tmp_path / "loose"
     loose.mkdir()
     (loose / "citra.py").write_text("x = 1")
     (loose / "dewi.ipynb").write_text("{}")
-    assert [s.student for s in loader.discover([loose], "attention")] == ["citra", "dewi"]
-    assert loader.discover([loose / "citra.py"], "attention")[0].student == "citra"
-    assert loader.discover([tmp_path / "nope.ipynb"], "attention")[0].problem == "not_found"
+    assert [s.student for s in loading.discover([loose], "attention")] == ["citra", "dewi"]
+    assert loading.discover([loose / "citra.py"], "attention")[0].student == "citra"
+    assert loading.discover([tmp_path / "nope.ipynb"], "attention")[0].problem == "not_found"
 
 
 def test_checksum_is_nbgrader_s(tmp_path):
@@ -495,7 +497,7 @@ def test_checksum_is_nbgrader_s(tmp_path):
     variants = [{"grade": True, "solution": True, "points": 2}, {"locked": True}, {"grade": False}]
     for cell in cells + [nbformat.from_dict({**c, "metadata": {"nbgrader": {**c.metadata.nbgrader, **v}}})
                          for c in cells[:3] for v in variants]:
-        assert loader.nbgrader_checksum(cell) == compute_checksum(cell)
+        assert notebook_cells.nbgrader_checksum(cell) == compute_checksum(cell)
 
 
 def test_a_statement_too_deep_to_rewrite_is_the_student_s_problem_not_a_crash():
@@ -540,19 +542,19 @@ def test_a_name_from_a_missing_module_is_named_with_its_module():
 
 def test_every_kept_chunk_compiles_for_every_source_notebook():
     for path in SOURCE.values():
-        loaded = loader.load_notebook(nbformat.read(path, as_version=4), source=path)
+        loaded = loading.load_notebook(nbformat.read(path, as_version=4), source=path)
         for chunk in loaded.chunks:
             ast.parse(chunk["code"])
 
 
 def test_the_corpus_einops_mutant_has_exactly_one_loading_problem():
-    loaded = loader.load(ROOT / "tests" / "corpus" / "attention" / "mutants" / "einops_import.py")
+    loaded = loading.load(ROOT / "tests" / "corpus" / "attention" / "mutants" / "einops_import.py")
     assert [(p["code"], p["detail"]) for p in loaded.problems] == [("unavailable_module", "einops")]
 
 
 def test_the_corpus_style_files_keep_everything():
     for path in sorted((ROOT / "tests" / "corpus").glob("*/correct/style_*.py")):
-        loaded = loader.load(path)
+        loaded = loading.load(path)
         assert loaded.problems == [], (path.name, sentences(loaded))
 
 

@@ -30,7 +30,7 @@ from autograder import plan as plans
 from autograder.checks import mistakes
 from autograder.checks.registry import CheckFailed
 from autograder.records import Outcome
-from autograder.reference_weights import deterministic_weights
+from autograder.checks.reference_weights import deterministic_weights
 from autograder.sandbox import wire
 from autograder.sandbox.process import StudentError
 from autograder.sandbox.session import EncodedValues

@@ -23,9 +23,9 @@ import torch
 
 import solutions
 from autograder import plan as plans
-from autograder.checks.context import MISSING, Records, blocked
-from autograder.grading import grade
-from autograder.loader import Submission
+from autograder.checks.recorded import blocked, MISSING, Records
+from autograder.grading.grader import grade
+from autograder.loading import Submission
 from autograder.sandbox import process
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.sandbox.session import MAX_RECORDS, Session

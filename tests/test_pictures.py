@@ -9,11 +9,13 @@ from html.parser import HTMLParser
 import pytest
 
 import solutions
-from autograder import feedback_html, loader, pictures, svg
+from autograder import loading
+from autograder.checks import pictures
+from autograder.reports import feedback_html, svg
 from autograder import plan as plans
-from autograder.grading import CONTRACT_NAMES
+from autograder.grading.grader import CONTRACT_NAMES
 from autograder.records import Outcome, Picture, StudentResult
-from autograder.report import write_student
+from autograder.reports import write_student
 from autograder.sandbox.process import Limits
 from autograder.sandbox.session import Session
 from autograder.texts import bilingual
@@ -28,7 +30,7 @@ def draw(path, assignment):
     """The pictures of one submission, as grading collects them after the checks (here every
     check counts as passed, so every drawing is tried)."""
     plan = plans.load(assignment)
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     session = Session(loaded.chunks, CONTRACT_NAMES, solutions,
                       limits=Limits(memory_bytes=plan.limits.memory_mb * 1024 * 1024),
                       startup_timeout=plan.limits.startup_timeout,

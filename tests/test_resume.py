@@ -4,8 +4,11 @@ graded again."""
 from dataclasses import replace
 from pathlib import Path
 
-from autograder import grading, plan as plans, report, resume
-from autograder.loader import Submission
+from autograder.grading import grader
+
+from autograder import plan as plans, reports
+from autograder.grading import resume
+from autograder.loading import Submission
 from autograder.records import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,10 +20,10 @@ def _graded(tmp_path, grader_error_in=()):
     submission = Submission("andi", "attention",
                             ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb")
     expected = resume.fingerprint(submission, plan)
-    result = grading.grader_fault(submission, plan)  # every check "error": cheap, no grading
+    result = grader.grader_fault(submission, plan)  # every check "error": cheap, no grading
     outcomes = tuple(o if o.check.id in grader_error_in else Outcome(o.check, "passed", o.check.points)
                      for o in result.outcomes)
-    report.write_student(tmp_path, replace(result, outcomes=outcomes, fingerprint=expected))
+    reports.write_student(tmp_path, replace(result, outcomes=outcomes, fingerprint=expected))
     return submission, expected
 
 

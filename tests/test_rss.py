@@ -65,7 +65,7 @@ class MultiHeadAttention(nn.Module):
 # The zygote and the workers are other processes: their memory is the sandbox's.
 WRAPPER = '''
 import sys
-from autograder import pool
+from autograder.grading import pool
 from autograder.cli import main
 
 

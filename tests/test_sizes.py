@@ -5,8 +5,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import autograder.checks
-from autograder import grading, plan as plans
-from autograder.loader import Submission
+from autograder.grading import grader
+from autograder import plan as plans
+from autograder.loading import Submission
 from autograder.sandbox.session import Session
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
@@ -23,7 +24,7 @@ def test_the_hidden_sizes_are_avoided_and_the_seed_is_the_same_through_the_grade
     """grading hands checks a watched view of the plan (to hide hidden sizes in messages); the
     search must still see every hidden number, and its seed must not depend on that view."""
     plan = plans.load("attention")
-    watched = _ctx(grading._WatchedPlan(plan))
+    watched = _ctx(grader._WatchedPlan(plan))
     hidden = plan.hidden
     assert sizes._hidden_numbers(watched) == frozenset(
         [hidden.d_model, hidden.num_heads, hidden.d_ff, hidden.batch, hidden.length,
@@ -38,7 +39,7 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
     are deferred and travel in one ``batch`` with the ``calls``)."""
     plan = plans.load("attention")
     requests, current = {}, [None]
-    real_request, real_run_one = Session._request, grading._run_one
+    real_request, real_run_one = Session._request, grader._run_one
 
     def counted(self, message, timeout=None):
         if not self._deferred:  # what goes on the wire: deferred requests go in the batch
@@ -54,9 +55,9 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
             current[0] = None  # what follows the checks (diagnoses, pictures) counts apart
 
     monkeypatch.setattr(Session, "_request", counted)
-    monkeypatch.setattr(grading, "_run_one", run_one)
+    monkeypatch.setattr(grader, "_run_one", run_one)
     path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
-    result = grading.grade(Submission("andi", "attention", path), plan)
+    result = grader.grade(Submission("andi", "attention", path), plan)
     assert result.score == result.max_score
     assert requests["sdpa.sizes"] == [["calls"]]
     [mha_round_trip] = requests["mha.sizes"]
@@ -64,12 +65,12 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
 
 
 def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypatch):
-    """grading.warm_up (run by the grader before it forks its grading processes): every sizes
+    """grader.warm_up (run by the grader before it forks its grading processes): every sizes
     check's generated configurations are found there, once, so that grading a submission
     afterwards searches with Hypothesis only to shrink a failure; it asks no worker anything."""
     plan = plans.load("attention")
     monkeypatch.setattr(sizes, "_GENERATED", {})
-    grading.warm_up(plan)
+    grader.warm_up(plan)
     assert {key[0] for key in sizes._GENERATED} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
 
     def no_search(self, *args, **kwargs):
@@ -77,13 +78,13 @@ def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypat
 
     monkeypatch.setattr(sizes.Search, "_hypothesis", no_search)
     path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
-    result = grading.grade(Submission("andi", "attention", path), plan)
+    result = grader.grade(Submission("andi", "attention", path), plan)
     assert result.score == result.max_score
 
 
 def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
     """A callback in gc.callbacks swallows a KeyboardInterrupt that lands in it; Hypothesis
-    adds one for its timing on its first run. The grader runs Hypothesis (grading.warm_up)
+    adds one for its timing on its first run. The grader runs Hypothesis (grader.warm_up)
     and must still stop on Ctrl-C (tests/test_interrupt.py), so no run leaves it there."""
     import gc
 
@@ -92,6 +93,6 @@ def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
     monkeypatch.setattr(junkdrawer, "_gc_initialized", False)  # as in a process's first run
     monkeypatch.setattr(sizes, "_GENERATED", {})
     before = list(gc.callbacks)
-    grading.warm_up(plans.load("attention"))
-    grading.warm_up(plans.load("encoder"))
+    grader.warm_up(plans.load("attention"))
+    grader.warm_up(plans.load("encoder"))
     assert gc.callbacks == before

@@ -8,7 +8,7 @@ property also ``:`` and ``,``. Everything shown is the student-facing text of re
 import os
 from pathlib import Path
 
-from autograder import report
+from autograder import reports
 from autograder.texts import clean, markdown_inline
 
 
@@ -33,7 +33,7 @@ def workflow_commands(batch, lang):
     lines = []
     for result in batch.results:
         student = clean(result.student)
-        data = report.results_json(result, lang, batch.title)
+        data = reports.results_json(result, lang, batch.title)
         for problem in result.problems:
             lines.append(command("warning", clean(problem[lang]), title=f"{student}: {batch.assignment}"))
         skipped = {}
@@ -48,7 +48,7 @@ def workflow_commands(batch, lang):
                                  title=f"{student}: {len(ids)} check(s) of {batch.assignment} skipped"))
         if result.report_error:
             lines.append(command("error", clean(result.report_error), title=f"{student}: reports not written"))
-        lines.append(command("notice", f"Points {report.fmt(result.score)}/{report.fmt(result.max_score)} {student}",
+        lines.append(command("notice", f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {student}",
                              title=f"{batch.assignment}: {student}"))
     return lines
 
@@ -59,13 +59,13 @@ def step_summary(batch, lang):
            "| student | score | status | checks not passed |", "|---|---|---|---|"]
     for result in batch.results:
         failed = ", ".join(f"`{c}`" for c in result.failed_ids) or "—"
-        out.append(f"| {_text(result.student)} | {report.fmt(result.score)}/{report.fmt(result.max_score)} "
+        out.append(f"| {_text(result.student)} | {reports.fmt(result.score)}/{reports.fmt(result.max_score)} "
                    f"| {result.status} | {failed} |")
     out.append("")
     for result in batch.results:
-        out += [f"<details><summary>{_text(result.student)}: {report.fmt(result.score)}/"
-                f"{report.fmt(result.max_score)}</summary>", "",
-                report.feedback_md(result, lang, batch.title), "", "</details>", ""]
+        out += [f"<details><summary>{_text(result.student)}: {reports.fmt(result.score)}/"
+                f"{reports.fmt(result.max_score)}</summary>", "",
+                reports.feedback_md(result, lang, batch.title), "", "</details>", ""]
     return "\n".join(out) + "\n"
 
 

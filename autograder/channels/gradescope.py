@@ -128,9 +128,9 @@ def find_submission(folder, notebook):
 
 def results_json(result, plan):
     """Gradescope's results.json of one record: the report's, in the documented fields only."""
-    from autograder import report
+    from autograder import reports
 
-    data = report.results_json(result, plan.language, plan.title)
+    data = reports.results_json(result, plan.language, plan.title)
     extra = dict(data.get("extra_data", {}))
     extra.update({"max_score": data.get("max_score", result.max_score), "assignment": plan.name,
                   "status": result.status})
@@ -153,8 +153,8 @@ def run(root, assignment, lang=None):
 
         launch.start_early(hide=[root / "submission", results])
         from autograder import plan as plans
-        from autograder.grading import grade
-        from autograder.loader import Submission
+        from autograder.grading.grader import grade
+        from autograder.loading import Submission
 
         plan = plans.load(assignment, None, lang)
         language = plan.language
@@ -170,7 +170,7 @@ def run(root, assignment, lang=None):
                 "output": FAILED.get(language, FAILED["en"]), "visibility": "visible",
                 "stdout_visibility": "hidden", "tests": [], "extra_data": {"status": "grader_error"}}
         status = 3
-    from autograder.report import write_atomic
+    from autograder.reports import write_atomic
 
     write_atomic(results / "results.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     print(f"results: {results / 'results.json'}: {data.get('score')} points", flush=True)

@@ -5,7 +5,7 @@ Messages are the student-facing texts of results.json."""
 
 import xml.etree.ElementTree as ET
 
-from autograder import report
+from autograder import reports
 from autograder.texts import clean
 
 
@@ -20,11 +20,11 @@ def junit_xml(batches, lang):
         properties = ET.SubElement(suite, "properties")
         for name, value in (("title", batch.title), ("language", batch.language),
                             ("course", batch.course or ""), ("sandbox", batch.sandbox),
-                            ("max_score", report.fmt(batch.max_score))):
+                            ("max_score", reports.fmt(batch.max_score))):
             ET.SubElement(properties, "property", name=name, value=clean(str(value)))
         for result in batch.results:
-            data = report.results_json(result, lang, batch.title)
-            classname = f"{batch.assignment}.{report.student_folder(result.student)}"
+            data = reports.results_json(result, lang, batch.title)
+            classname = f"{batch.assignment}.{reports.student_folder(result.student)}"
             for outcome, test in zip(result.outcomes, data["tests"]):
                 counts["tests"] += 1
                 case = ET.SubElement(suite, "testcase", name=test["name"], classname=classname)

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import report
+from autograder import reports
 from autograder.records import StudentResult
 from autograder.texts import clean
 
@@ -116,13 +116,13 @@ def render(book, fmt, roster=None, lms_ids=None):
             for c in book.columns:
                 score = book.scores.get(student, {}).get(c.assignment)
                 total += score or 0.0
-                row += [_points(score), report.fmt(c.max_score)]
-            writer.writerow(row + [report.fmt(total), report.fmt(sum(c.max_score for c in book.columns))])
+                row += [_points(score), reports.fmt(c.max_score)]
+            writer.writerow(row + [reports.fmt(total), reports.fmt(sum(c.max_score for c in book.columns))])
     elif fmt == "canvas":
         names = [f"{c.assignment} ({lms_ids[c.assignment]})" if c.assignment in lms_ids else c.assignment
                  for c in book.columns]
         writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + names)
-        writer.writerow(["Points Possible", "", "", "", ""] + [report.fmt(c.max_score) for c in book.columns])
+        writer.writerow(["Points Possible", "", "", "", ""] + [reports.fmt(c.max_score) for c in book.columns])
         for student in students:
             who = roster.get(student, {})
             writer.writerow([_safe(who.get("name") or student), _safe(who.get("id", "")),
@@ -145,7 +145,7 @@ def render(book, fmt, roster=None, lms_ids=None):
 
 
 def _points(score):
-    return "" if score is None else report.fmt(score)
+    return "" if score is None else reports.fmt(score)
 
 
 def _safe(text):

@@ -1,7 +1,8 @@
 """The check registry and the checks of every assignment.
 
 ``MODULES`` lists the check modules, in the order their checks are declared and listed;
-shared verdicts are in common.py and context.py, the registry in registry.py.
+shared verdicts are in verdicts.py (any target) and attention_calls.py (attention only), what a
+check works with in context.py and recorded.py, the registry in registry.py.
 """
 
 import importlib

@@ -3,12 +3,13 @@
 
 import torch
 
-from autograder.checks.common import (
-    GATE_TAIL, HINT_GATE, HINT_MASK, computes, expect_attention_computes, expect_batch_independent,
-    expect_blocked_values_ignored, expect_finite_somewhere, expect_float64, expect_gradient_flow,
-    expect_inputs_untouched, expect_masked, expect_present, expect_rows_sum_to_one,
-    expect_runs_on_meta, padding_mask, tensors,
+from autograder.checks.verdicts import (
+    computes, expect_batch_independent, expect_blocked_values_ignored, expect_finite_somewhere,
+    expect_float64, expect_gradient_flow, expect_inputs_untouched, expect_masked,
+    expect_present, expect_rows_sum_to_one, expect_runs_on_meta, GATE_TAIL, HINT_GATE,
+    HINT_MASK, padding_mask, tensors,
 )
+from autograder.checks.attention_calls import expect_attention_computes
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
 from autograder.texts import bilingual
 

@@ -28,14 +28,15 @@ the contract's hands the block a check-made stand-in of the right shape instead.
 
 import torch
 
-from autograder.checks.common import (
-    HINT_GATE_BLOCK, X, computes, differs, expect_batch_independent, expect_depends,
-    expect_finite_somewhere, expect_gradients_consistent, expect_inputs_untouched,
-    expect_not_identity, expect_param_count, expect_present, expect_runs_on_meta, expect_submodules,
-    ffn_shapes, layernorm_shapes, mha_shapes, tensors,
+from autograder.checks.verdicts import (
+    computes, differs, expect_batch_independent, expect_depends, expect_finite_somewhere,
+    expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
+    HINT_GATE_BLOCK, layernorm_shapes, mha_shapes, tensors,
 )
-from autograder.checks.context import (MISSING, blocked, expect_heads, layer_norm, only_call,
-                                       tokenwise_result)
+from autograder.checks.recorded import (
+    blocked, expect_heads, layer_norm, MISSING, only_call, tokenwise_result,
+)
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.texts import bilingual
 

@@ -3,10 +3,11 @@
 
 import torch
 
-from autograder.checks.common import (
-    GATE_TAIL, HINT_GATE, X, computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
-    expect_float64, expect_gradient_flow, expect_inputs_untouched, expect_not_identity,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes, tensors,
+from autograder.checks.verdicts import (
+    computes, expect_batch_independent, expect_depends, expect_finite_somewhere, expect_float64,
+    expect_gradient_flow, expect_inputs_untouched, expect_not_identity, expect_param_count,
+    expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes, GATE_TAIL, HINT_GATE,
+    tensors, X,
 )
 from autograder.checks.registry import OUTPUT, check, fail
 from autograder.texts import bilingual

@@ -29,14 +29,15 @@ graded. Sub-layers with another parameter layout keep their own parameters (``ct
 
 import torch
 
-from autograder.checks.common import (
-    HINT_GATE_BLOCK, X, computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
-    expect_gradients_consistent, expect_inputs_untouched, expect_not_identity, expect_param_count,
-    expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes, first_output,
-    layernorm_shapes, mha_shapes, tensors,
+from autograder.checks.verdicts import (
+    computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
+    expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
+    first_output, HINT_GATE_BLOCK, layernorm_shapes, mha_shapes, tensors, X,
 )
-from autograder.checks.context import (blocked, expect_heads, layer_norm, only_call,
-                                       tokenwise_result)
+from autograder.checks.recorded import (
+    blocked, expect_heads, layer_norm, only_call, tokenwise_result,
+)
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.texts import bilingual
 

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.common import meta_has_no_data
+from autograder.checks.verdicts import meta_has_no_data
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.records import Diagnosis

@@ -14,13 +14,12 @@ checks (rows sum to one, masking, batch independence, gradients, ...) run the mo
 
 import torch
 
-from autograder.checks.common import (
-    around_sdpa, sdpa_standin,
-    HINT_GATE, HINT_MASK, computes, expect_attention_computes, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
-    expect_float64_precision,
-    expect_gradient_flow, expect_inputs_untouched, expect_masked, expect_param_count,
-    expect_present, expect_rows_sum_to_one, expect_runs_on_meta, expect_submodules, mha_shapes,
-    padding_mask,
+from autograder.checks.attention_calls import around_sdpa, expect_attention_computes, sdpa_standin
+from autograder.checks.verdicts import (
+    computes, expect_batch_independent, expect_blocked_values_ignored, expect_float64,
+    expect_float64_precision, expect_gradient_flow, expect_inputs_untouched, expect_masked,
+    expect_param_count, expect_present, expect_rows_sum_to_one, expect_runs_on_meta,
+    expect_submodules, HINT_GATE, HINT_MASK, mha_shapes, padding_mask,
 )
 from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual

@@ -34,9 +34,10 @@ The rule a check follows:
   ``tests/test_corpus.py`` computes this budget from the registry for every target, and grades
   degenerate submissions (``tests/corpus/*/degenerate``) against it.
 - Its points are the registry's unless course.toml overrides them (``autograder.plan``).
-- A check module imports from ``registry``, ``context``, ``common`` and ``autograder.texts``,
-  never from another check module: what more than one module uses lives in common.py. The
-  modules are listed, in declaration order, in ``autograder/checks/__init__.py``.
+- A check module imports from ``registry``, ``context``, ``recorded``, ``verdicts``,
+  ``attention_calls`` and ``autograder.texts``, never from another check module: what more than
+  one module uses lives in those. The modules are listed, in declaration order, in
+  ``autograder/checks/__init__.py``.
 - It never asks the grader to compute for the worker: a student's module always runs with
   its own sub-layers. A check that grades a module apart from its sub-layers *records* them
   (``ctx.record``: each call's arguments and result come back with the output) and recomputes

@@ -26,9 +26,10 @@ from typing import Callable
 
 import torch
 
-from autograder.checks.common import around_sdpa, first_output, sdpa_standin
+from autograder.checks.attention_calls import around_sdpa, sdpa_standin
+from autograder.checks.verdicts import first_output
 from autograder.config import Sizes
-from autograder.loader import AST_LOCK
+from autograder.loading import AST_LOCK
 from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual
 

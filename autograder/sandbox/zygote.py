@@ -13,7 +13,7 @@ Requests on the control socket (JSON, one per message):
   ``{"pid"}`` or ``{"error"}``;
 - ``{"reap": slot}``: kill every process of that slot's uid (no answer);
 - ``{"connect": slot}`` with one file descriptor, on the grader's own socket only: another
-  control socket, for a grading process the grader forked (``autograder.pool``). The zygote
+  control socket, for a grading process the grader forked (``autograder.grading.pool``). The zygote
   answers it ``{"ready", "isolation", "reason"}`` and serves its requests like the grader's,
   except that they always get that one slot; when it closes, that slot's processes are killed.
 

@@ -13,9 +13,9 @@ any request, so it reads the same offline and in a mail client's sandbox.
 import html
 import re
 
-from autograder import svg
+from autograder.reports import svg
 from autograder.records import to_fix
-from autograder.report import WORDS, _by_target, _explained, _skipped, fmt
+from autograder.reports.words import WORDS, by_target, fmt, skipped
 from autograder.texts import clean
 
 WORDS_HTML = {
@@ -124,7 +124,7 @@ def feedback_html(result, lang, title=None):
            f"<li><b>{escape(words['score'])}: {fmt(result.score)}/{fmt(result.max_score)}</b></li>",
            "</ul>"]
     out += problems_html(result, lang)
-    for target, outcomes in _by_target(result.outcomes).items():
+    for target, outcomes in by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
         out.append(f'<h2 id="{escape(target)}"><code>{escape(target)}</code>: '
                    f"{fmt(earned)}/{fmt(possible)}</h2>")
@@ -187,7 +187,7 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
         if o.status == "skipped" and o.message and o.message not in result.problems:
             reasons.setdefault(o.message[lang], []).append(f"<code>{escape(o.check.id)}</code>")
     if reasons:
-        out.append("<ul>" + "".join(f"<li>{', '.join(ids)}: {text(_skipped(reason, lang))}</li>"
+        out.append("<ul>" + "".join(f"<li>{', '.join(ids)}: {text(skipped(reason, lang))}</li>"
                                     for reason, ids in reasons.items()) + "</ul>")
     if with_pictures:
         for picture in result.pictures:
@@ -218,7 +218,7 @@ def hidden_cell_html(result, target, lang, shown=""):
     outcomes = [o for o in result.outcomes if o.check.target == target]
     if not outcomes:
         return None
-    first = next(iter(_by_target(result.outcomes)))
+    first = next(iter(by_target(result.outcomes)))
     body = []
     if target == first and not all(clean(p[lang]) in shown for p in result.problems):
         body = problems_html(result, lang)

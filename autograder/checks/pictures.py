@@ -1,6 +1,6 @@
 """Pictures for a student's feedback: data collected from the worker on small public inputs.
 
-``collect(session, plan, outcomes)`` runs after the checks (``grading._advisory``: it never
+``collect(session, plan, outcomes)`` runs after the checks (``grader._advisory``: it never
 changes a verdict) and returns ``records.Picture`` values holding plain numbers only. Each
 picture sets the student's numbers beside what correct code gives on the same input: the
 reference runs here, in the trusted process, with the same weights copied into the student's
@@ -27,7 +27,7 @@ import functools
 import torch
 
 import solutions
-from autograder.reference_weights import deterministic_weights
+from autograder.checks.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.texts import bilingual
 

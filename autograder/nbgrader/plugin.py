@@ -20,9 +20,9 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder import loader, plan as plans
-from autograder.feedback_html import hidden_cell_output
-from autograder.notebook import grade_quietly, target_report
+from autograder import loading, plan as plans
+from autograder.reports.feedback_html import hidden_cell_output
+from autograder.nbgrader.hidden_cells import grade_quietly, target_report
 
 HIDDEN_CALL = re.compile(r"""grade_target\(\s*["'](\w+)["']\s*,\s*["'](\w+)["']\s*\)""")
 
@@ -40,9 +40,9 @@ class SandboxedGrades(NbGraderPreprocessor):
             return nb, resources
         submitted = self._submitted_path(info)
         if submitted is not None:  # the file `autograder grade` reads: the same verdicts
-            loaded = loader.load(submitted, plan.source_notebook)
+            loaded = loading.load(submitted, plan.source_notebook)
         else:  # nbgrader has restored its read-only cells already
-            loaded = loader.load_notebook(nb, source=plan.source_notebook)
+            loaded = loading.load_notebook(nb, source=plan.source_notebook)
         result = grade_quietly(loaded, student, plan)
         self.log.info("Sandboxed grade of %s / %s: %g/%g", student, plan.name,
                       result.score, result.max_score)
@@ -109,7 +109,7 @@ class SandboxedGrades(NbGraderPreprocessor):
     def _restore_deleted_hidden_cells(self, nb, plan, info):
         """Put back, after the cell that precedes it in the source notebook, every hidden test
         cell the submission lacks (nbgrader would record 0 points for it and show nothing)."""
-        course = loader.course_notebook(plan.source_notebook)
+        course = loading.course_notebook(plan.source_notebook)
         if course is None:
             return
         present = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id"): index

@@ -46,12 +46,11 @@ class GradingPool:
         import torch
 
         torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
-        from autograder import grading
-
+        from autograder.grading import grader
         # What is imported now is shared with the grading processes, not collected (frozen
         # first, as Hypothesis' first use collects garbage: ~0.1 s over all of torch's objects).
         gc.freeze()
-        grading.warm_up(plan)
+        grader.warm_up(plan)
         gc.freeze()
         self.plan = plan
         self._children = {}  # pid -> Connection (the task socket)
@@ -152,8 +151,7 @@ class GradingPool:
 
 def _serve(tasks, plan, slot, parent, attachment):
     """The grading process: grade what comes, send each record back, until the grader goes."""
-    from autograder import grading
-
+    from autograder.grading import grader
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -166,7 +164,7 @@ def _serve(tasks, plan, slot, parent, attachment):
         except (EOFError, OSError):
             return
         try:
-            result = grading.grade(submission, plan, slot=slot)
+            result = grader.grade(submission, plan, slot=slot)
             message = ("result", result.dumps())
         except Exception:  # a fault of the grader: that submission's error record
             text = traceback.format_exc()

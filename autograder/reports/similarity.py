@@ -35,12 +35,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.loader import parse_python
+from autograder.loading import parse_python
 
 DEFAULTS = {"threshold": 0.7, "kgram": 12, "min_fragment_tokens": 12, "common_fraction": 0.5}
 COMMON_MIN_STUDENTS = 5  # below this, "what most students write" means nothing
 MAX_FRAGMENTS = 8  # per pair, longest first
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 _SOLUTION_REGION = re.compile(r"(?m)^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*$", re.S)
 
 
@@ -216,9 +216,9 @@ def analyse(student, sources, settings_):
 def sources_of(path, targets):
     """target -> source of its last definition in one submission (read by the grader's
     loader: definitions only, syntax errors skipped); {} when nothing can be read."""
-    from autograder import loader
+    from autograder import loading
 
-    loaded = loader.load(path)
+    loaded = loading.load(path)
     found = {}
     for chunk in loaded.chunks:
         text = chunk.get("code", "") if isinstance(chunk, dict) else ""

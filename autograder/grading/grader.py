@@ -6,11 +6,12 @@ import time
 import traceback
 
 import solutions
-from autograder import loader, pictures
+from autograder import loading
+from autograder.checks import pictures
 from autograder.checks import mistakes
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
-from autograder.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
+from autograder.grading.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
 from autograder.records import Outcome, StudentResult
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure
 from autograder.sandbox.session import Session
@@ -27,10 +28,10 @@ def grade(submission, plan, slot=0):
     """Grade one discovered submission; ``slot`` picks the sandbox uid (one per concurrent worker)."""
     started = time.monotonic()
     if submission.path is None:  # nothing to read: every check is skipped with the reason
-        loaded = loader.LoadedCode(fatal=True, problems=[
+        loaded = loading.LoadedCode(fatal=True, problems=[
             {"code": submission.problem or "no_notebook", "detail": ""}])
     else:
-        loaded = loader.load(submission.path, plan.source_notebook)
+        loaded = loading.load(submission.path, plan.source_notebook)
     return grade_loaded(loaded, submission.student, plan,
                         source=str(submission.path) if submission.path else None,
                         started=started, slot=slot)

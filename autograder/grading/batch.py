@@ -19,8 +19,10 @@ from pathlib import Path
 
 import torch
 
-from autograder import class_report, report, resume, similarity
-from autograder.grading import grade, grader_fault
+from autograder import reports
+from autograder.grading import resume
+from autograder.reports import class_report, similarity
+from autograder.grading.grader import grade, grader_fault
 from autograder.records import BatchResult
 
 
@@ -114,7 +116,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
         similar_inputs, analysed = None, None
     cluster = None
     if scheduler and todo:
-        from autograder import distributed
+        from autograder.grading import distributed
 
         cluster = distributed.DaskGrading(scheduler, jobs)
         sandbox = cluster.sandbox
@@ -164,26 +166,26 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     batch = BatchResult(plan.name, plan.title, plan.language, tuple(c.info for c in plan.checks),
                         results, timing, sandbox(), resumed=len(submissions) - len(todo),
                         course=course)
-    report.write_batch(out_dir, batch)
+    reports.write_batch(out_dir, batch)
     class_report.write(out_dir, batch, plan, analysed)
     return batch
 
 
 def _other_records(out_dir, plan, submissions):
     """The readable records in ``out_dir`` of this assignment's students outside the batch."""
-    ours = {report.student_folder(s.student) for s in submissions}
+    ours = {reports.student_folder(s.student) for s in submissions}
     others = []
     for path in sorted(Path(out_dir).glob("*/record.json")):
         folder = path.parent.name
         if folder in ours:
             continue
         try:
-            record = report.read_record(out_dir, folder)
+            record = reports.read_record(out_dir, folder)
         except (OSError, ValueError, KeyError, TypeError):
             print(f"warning: {path} is unreadable; that student is left out of the class files",
                   file=sys.stderr)
             continue
-        if record.assignment == plan.name and report.student_folder(record.student) == folder:
+        if record.assignment == plan.name and reports.student_folder(record.student) == folder:
             others.append(record)
     return others
 
@@ -192,7 +194,7 @@ def _class_order(out_dir, batch_results, others):
     """Every record of the class: in the previous summary.json's order where it had them
     (a regraded student keeps its row), then the others, then the batch's new students in
     discovery order."""
-    by_folder = {report.student_folder(r.student): r for r in (*others, *batch_results)}
+    by_folder = {reports.student_folder(r.student): r for r in (*others, *batch_results)}
     try:
         previous = json.loads((Path(out_dir) / "summary.json").read_text(encoding="utf-8"))
         order = [s["folder"] for s in previous["students"]]
@@ -201,8 +203,8 @@ def _class_order(out_dir, batch_results, others):
     if not others:  # the batch is the whole class: its discovery order
         order = []
     order = [f for f in dict.fromkeys(order) if f in by_folder]
-    order += [report.student_folder(r.student) for r in others]
-    order += [report.student_folder(r.student) for r in batch_results]
+    order += [reports.student_folder(r.student) for r in others]
+    order += [reports.student_folder(r.student) for r in batch_results]
     return tuple(by_folder[f] for f in dict.fromkeys(order))
 
 
@@ -226,7 +228,7 @@ def _no_interrupt():
 def _write_student(out_dir, result, plan):
     """Write one student's reports; a failure marks that student and the batch goes on."""
     try:
-        report.write_student(out_dir, result, plan.title, plan.language)
+        reports.write_student(out_dir, result, plan.title, plan.language)
         return result
     except Exception as error:  # e.g. a full disk or text no encoder accepts
         print(f"could not write the reports of {result.student}:\n{traceback.format_exc()}",

@@ -18,9 +18,9 @@ import traceback
 from pathlib import Path
 from urllib.parse import quote
 
-from autograder import similarity, svg
-from autograder.feedback_html import escape, page, text
-from autograder.report import fmt, student_folder, write_atomic
+from autograder.reports import similarity, svg
+from autograder.reports.feedback_html import escape, page, text
+from autograder.reports.words import fmt, student_folder, write_atomic
 from autograder.texts import clean
 
 WORDS = {

@@ -27,9 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-from autograder import resume
-from autograder.grading import grade, grader_fault
-from autograder.loader import Submission
+from autograder.grading import resume
+from autograder.grading.grader import grade, grader_fault
+from autograder.loading import Submission
 from autograder.records import Outcome, StudentResult
 from autograder.texts import bilingual
 
@@ -285,6 +285,6 @@ def not_run(submission, plan, message):
 
 def report_key(student):
     """A Dask key part from a student's name (keys are shown in dashboards and logs)."""
-    from autograder.report import student_folder
+    from autograder.reports import student_folder
 
     return student_folder(student)[:60]

@@ -7,14 +7,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from autograder import report
+from autograder import reports
 
 
 @functools.lru_cache(maxsize=1)
 def kit_digest():
     """A digest of the grader's and the reference's code: a new kit regrades everyone."""
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the autograder package
     for folder in (root, root.parent / "solutions"):
         for path in sorted(folder.rglob("*.py")):
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
@@ -45,7 +45,7 @@ def _changed(old, new):
 def previous_result(out_dir, submission, expected):
     """(record, None) when OUT/<student>/record.json is up to date, else (None, why)."""
     try:
-        record = report.read_record(out_dir, submission.student)
+        record = reports.read_record(out_dir, submission.student)
     except FileNotFoundError:
         return None, "no report yet"
     except (OSError, ValueError, KeyError, TypeError):
