@@ -38,6 +38,7 @@ from autograder.texts import bilingual
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
 sizes = autograder.checks.sizes
+from autograder.checks import search, targets  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
 COURSE = config.load()
 PLANS = {name: plans.resolve(COURSE, name) for name in COURSE.assignments}
@@ -332,11 +333,11 @@ def _run_search(evaluate, valid=lambda c: True, edges=(), examples=10):
         tried.append(dict(c))
         return evaluate(c)
 
-    search = sizes.Search(ctx, {"b": 1, "t": 1}, tracked, valid, lambda c: f"B={c['b']}, T={c['t']}",
-                          lambda c: 1)
-    strategy = st.fixed_dictionaries({"b": st.integers(1, 4), "t": sizes._lengths(st)})
+    runner = search.Search(ctx, {"b": 1, "t": 1}, tracked, valid, lambda c: f"B={c['b']}, T={c['t']}",
+                           lambda c: 1)
+    strategy = st.fixed_dictionaries({"b": st.integers(1, 4), "t": targets.lengths(st)})
     try:
-        search.run(list(edges), strategy, sizes._seed(ctx), examples)
+        runner.run(list(edges), strategy, search.seed_of(ctx), examples)
     except CheckFailed as failed:
         return failed.message, tried
     return None, tried
@@ -371,9 +372,9 @@ def test_search_passes_within_its_budget_and_is_deterministic():
 
 def test_search_never_generates_a_hidden_size():
     ctx = _search_ctx()
-    _, tried = _run_search(_fails_when(lambda c: False), valid=lambda c: sizes._clear(ctx, c, ("b", "t")),
+    _, tried = _run_search(_fails_when(lambda c: False), valid=lambda c: search.clear(ctx, c, ("b", "t")),
                            examples=40)
-    hidden = sizes._hidden_numbers(ctx)
+    hidden = search.hidden_numbers(ctx)
     assert tried and all(c["b"] == 1 or c["b"] not in hidden for c in tried)
     assert all(c["t"] == 1 or c["t"] not in hidden for c in tried)
 
@@ -381,10 +382,10 @@ def test_search_never_generates_a_hidden_size():
 def test_edges_move_past_hidden_sizes():
     ctx = _search_ctx()
     h = ctx.hidden
-    valid = lambda c: sizes._clear(ctx, c, ("b", "heads", "dk"), derived=(("heads", "dk"),))  # noqa: E731
-    (edge,) = sizes._edges(ctx, [dict(b=h.batch, heads=h.num_heads, dk=1)], valid, ("b", "heads", "dk"))
+    valid = lambda c: search.clear(ctx, c, ("b", "heads", "dk"), derived=(("heads", "dk"),))  # noqa: E731
+    (edge,) = search.repaired_edges(ctx, [dict(b=h.batch, heads=h.num_heads, dk=1)], valid, ("b", "heads", "dk"))
     assert edge["b"] > h.batch and edge["heads"] > h.num_heads and edge["dk"] == 1
-    assert sizes._edges(ctx, [dict(b=1, heads=1, dk=1)], valid, ("b", "heads", "dk")) == [dict(b=1, heads=1, dk=1)]
+    assert search.repaired_edges(ctx, [dict(b=1, heads=1, dk=1)], valid, ("b", "heads", "dk")) == [dict(b=1, heads=1, dk=1)]
 
 
 def test_a_student_error_is_a_failure_of_that_configuration():

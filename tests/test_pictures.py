@@ -13,7 +13,7 @@ from autograder import loading
 from autograder.checks import pictures
 from autograder.reports import feedback_html, svg
 from autograder import plan as plans
-from autograder.grading.grader import CONTRACT_NAMES
+from autograder.checks import targets
 from autograder.records import Outcome, Picture, StudentResult
 from autograder.reports import write_student
 from autograder.sandbox.process import Limits
@@ -31,7 +31,7 @@ def draw(path, assignment):
     check counts as passed, so every drawing is tried)."""
     plan = plans.load(assignment)
     loaded = loading.load(path)
-    session = Session(loaded.chunks, CONTRACT_NAMES, solutions,
+    session = Session(loaded.chunks, targets.names(), solutions,
                       limits=Limits(memory_bytes=plan.limits.memory_mb * 1024 * 1024),
                       startup_timeout=plan.limits.startup_timeout,
                       request_timeout=plan.limits.request_timeout, max_restarts=1)

@@ -11,7 +11,7 @@ from autograder.loading import Submission
 from autograder.sandbox.session import Session
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
-from autograder.checks import sizes  # noqa: E402
+from autograder.checks import search, sizes  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -26,11 +26,11 @@ def test_the_hidden_sizes_are_avoided_and_the_seed_is_the_same_through_the_grade
     plan = plans.load("attention")
     watched = _ctx(grader._WatchedPlan(plan))
     hidden = plan.hidden
-    assert sizes._hidden_numbers(watched) == frozenset(
+    assert search.hidden_numbers(watched) == frozenset(
         [hidden.d_model, hidden.num_heads, hidden.d_ff, hidden.batch, hidden.length,
          hidden.decoder_length, hidden.d_model // hidden.num_heads])
-    assert sizes._seed(watched) == sizes._seed(_ctx(plan))
-    assert sizes._seed(_ctx(plan, "sdpa.sizes")) != sizes._seed(_ctx(plan))
+    assert search.seed_of(watched) == search.seed_of(_ctx(plan))
+    assert search.seed_of(_ctx(plan, "sdpa.sizes")) != search.seed_of(_ctx(plan))
 
 
 def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
@@ -69,14 +69,14 @@ def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypat
     check's generated configurations are found there, once, so that grading a submission
     afterwards searches with Hypothesis only to shrink a failure; it asks no worker anything."""
     plan = plans.load("attention")
-    monkeypatch.setattr(sizes, "_GENERATED", {})
+    monkeypatch.setattr(search, "_GENERATED", {})
     grader.warm_up(plan)
-    assert {key[0] for key in sizes._GENERATED} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
+    assert {key[0] for key in search._GENERATED} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
 
     def no_search(self, *args, **kwargs):
         raise AssertionError("Hypothesis searched again while grading")
 
-    monkeypatch.setattr(sizes.Search, "_hypothesis", no_search)
+    monkeypatch.setattr(search.Search, "_hypothesis", no_search)
     path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
     result = grader.grade(Submission("andi", "attention", path), plan)
     assert result.score == result.max_score
@@ -91,7 +91,7 @@ def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
     from hypothesis.internal.conjecture import junkdrawer
 
     monkeypatch.setattr(junkdrawer, "_gc_initialized", False)  # as in a process's first run
-    monkeypatch.setattr(sizes, "_GENERATED", {})
+    monkeypatch.setattr(search, "_GENERATED", {})
     before = list(gc.callbacks)
     grader.warm_up(plans.load("attention"))
     grader.warm_up(plans.load("encoder"))

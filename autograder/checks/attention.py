@@ -11,9 +11,9 @@ from autograder.checks.verdicts import (
 )
 from autograder.checks.attention_calls import expect_attention_computes
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
+from autograder.checks.targets import CAUSAL, SDPA
 from autograder.texts import bilingual
 
-SDPA, CAUSAL = "scaled_dot_product_attention", "causal_mask"
 
 HINT_SDPA = bilingual(
     "Periksa rumus softmax(q kᵀ / √d_k) v, dengan q = kueri (query), k = kunci (key) dan "
@@ -30,8 +30,7 @@ HINT_SDPA = bilingual(
        hint=bilingual("Definisikan `def scaled_dot_product_attention(q, k, v, mask=None)`.",
                       "Define `def scaled_dot_product_attention(q, k, v, mask=None)`."))
 def sdpa_present(ctx):
-    expect_present(ctx, SDPA, "function", 3, keywords=("mask",), defaults=("mask",),
-                   signature="scaled_dot_product_attention(q, k, v, mask=None)")
+    expect_present(ctx, SDPA)
 
 
 def _sdpa_inputs(ctx, batch=(2, 3), tq=5, tk=7, d_k=8, d_v=6, dtype=torch.float32):
@@ -204,7 +203,7 @@ HINT_CAUSAL = bilingual(
 @check("causal.present", assignment="attention", target=CAUSAL, category="api", points=1,
        title=bilingual("Fungsi causal_mask(t) tersedia", "Function causal_mask(t) exists"), hint=HINT_CAUSAL)
 def causal_present(ctx):
-    expect_present(ctx, CAUSAL, "function", 1, signature="causal_mask(t)")
+    expect_present(ctx, CAUSAL)
 
 
 @check("causal.sensitivity", assignment="attention", target=CAUSAL, category="sensitivity", points=0,

@@ -31,16 +31,17 @@ import torch
 from autograder.checks.verdicts import (
     computes, differs, expect_batch_independent, expect_depends, expect_finite_somewhere,
     expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
-    HINT_GATE_BLOCK, layernorm_shapes, mha_shapes, tensors,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, 
+    HINT_GATE_BLOCK, tensors,
 )
 from autograder.checks.recorded import (
     blocked, expect_heads, layer_norm, MISSING, only_call, tokenwise_result,
 )
+from autograder.checks import targets
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
+from autograder.checks.targets import DEC, decoder_parameters
 from autograder.texts import bilingual
 
-DEC = "DecoderBlock"
 CROSS = bilingual("Bobot cross-attention", "The cross-attention weights")
 
 HINT_DEC = bilingual(
@@ -52,8 +53,7 @@ HINT_DEC = bilingual(
     "return (output, cross-attention weights).")
 
 
-def dec_args(sizes):
-    return sizes.d_model, sizes.num_heads, sizes.d_ff
+dec_args = targets.get(DEC).arguments  # the constructor's arguments at a configuration
 
 
 def decoder_inputs(ctx, sizes, batch=None, t_dec=None, t_src=None, dtype=torch.float32):
@@ -63,7 +63,7 @@ def decoder_inputs(ctx, sizes, batch=None, t_dec=None, t_src=None, dtype=torch.f
     return x, memory
 
 
-SUBLAYERS = ("self_attn", "cross_attn", "ffn")
+SUBLAYERS = targets.get(DEC).sublayers
 
 
 def decoder_pair(ctx, result):
@@ -215,8 +215,7 @@ def expect_wired(ctx, run, ref, x, memory, heads, tolerance="float32"):
                       "`class DecoderBlock(nn.Module)` with `__init__(self, d_model, num_heads, d_ff)` "
                       "and `forward(self, x, memory)`."))
 def dec_present(ctx):
-    expect_present(ctx, DEC, "module", 3, 2,
-                   signature="DecoderBlock(d_model, num_heads, d_ff); forward(x, memory)")
+    expect_present(ctx, DEC)
 
 
 @check("dec.construct", assignment="decoder", target=DEC, category="api", points=1, needs=("dec.present",),
@@ -228,8 +227,7 @@ def dec_present(ctx):
                       "nn.LayerNorm(d_model): ln1, ln2, ln3."))
 def dec_construct(ctx):
     obj = ctx.new(DEC, *dec_args(ctx.chapter))
-    expect_submodules(obj, {"self_attn": None, "cross_attn": None, "ffn": None,
-                            "ln1": "LayerNorm", "ln2": "LayerNorm", "ln3": "LayerNorm"})
+    expect_submodules(obj)
 
 
 @check("dec.sensitivity", assignment="decoder", target=DEC, category="sensitivity", points=0,
@@ -269,10 +267,8 @@ def dec_sensitivity(ctx):
 def dec_param_count(ctx):
     for sizes in (ctx.chapter, ctx.hidden):
         obj = ctx.new(DEC, *dec_args(sizes))
-        d = sizes.d_model
-        shapes = {**mha_shapes(d, "self_attn."), **mha_shapes(d, "cross_attn."),
-                  **ffn_shapes(d, sizes.d_ff, "ffn."), **layernorm_shapes(d, "ln1", "ln2", "ln3")}
-        expect_param_count(ctx, obj, shapes, "DecoderBlock({}, {}, {})".format(*dec_args(sizes)))
+        expect_param_count(ctx, obj, decoder_parameters(*dec_args(sizes)),
+                           "DecoderBlock({}, {}, {})".format(*dec_args(sizes)))
 
 
 @check("dec.shape", assignment="decoder", target=DEC, category="shape", points=1,

@@ -32,17 +32,18 @@ import torch
 from autograder.checks.verdicts import (
     computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
     expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
-    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, ffn_shapes,
-    first_output, HINT_GATE_BLOCK, layernorm_shapes, mha_shapes, tensors, X,
+    expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, 
+    first_output, HINT_GATE_BLOCK, tensors, X,
 )
 from autograder.checks.recorded import (
     blocked, expect_heads, layer_norm, only_call, tokenwise_result,
 )
+from autograder.checks import targets
 from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
+from autograder.checks.targets import ENC, encoder_parameters
 from autograder.texts import bilingual
 
-ENC = "EncoderBlock"
-SUBLAYERS = ("attn", "ffn")
+SUBLAYERS = targets.get(ENC).sublayers
 
 # -- EncoderBlock -----------------------------------------------------------------------------
 HINT_POST = bilingual(
@@ -54,8 +55,7 @@ HINT_PRE = bilingual(
 PERMUTATION = [3, 0, 4, 1, 2]
 
 
-def enc_args(sizes):
-    return sizes.d_model, sizes.num_heads, sizes.d_ff
+enc_args = targets.get(ENC).arguments  # the constructor's arguments at a configuration
 
 
 def block_output(ctx, obj, *args, **kwargs):
@@ -165,9 +165,7 @@ def expect_wired(ctx, run, ref, x, prenorm, heads, mask=None, tolerance="float32
                       "`class EncoderBlock(nn.Module)` with `__init__(self, d_model, num_heads, d_ff, "
                       "prenorm=False)` and `forward(self, x, mask=None)`."))
 def enc_present(ctx):
-    expect_present(ctx, ENC, "module", 3, 1, keywords=("prenorm",), forward_keywords=("mask",),
-                   defaults=("prenorm", "mask"),
-                   signature="EncoderBlock(d_model, num_heads, d_ff, prenorm=False); forward(x, mask=None)")
+    expect_present(ctx, ENC)
 
 
 @check("enc.construct", assignment="encoder", target=ENC, category="api", points=1, needs=("enc.present",),
@@ -179,7 +177,7 @@ def enc_present(ctx):
 def enc_construct(ctx):
     for prenorm in (False, True):
         obj = ctx.new(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
-        expect_submodules(obj, {"attn": None, "ffn": None, "ln1": "LayerNorm", "ln2": "LayerNorm"})
+        expect_submodules(obj)
 
 
 @check("enc.sensitivity", assignment="encoder", target=ENC, category="sensitivity", points=0,
@@ -214,9 +212,7 @@ def enc_sensitivity(ctx):
 def enc_param_count(ctx):
     for sizes in (ctx.chapter, ctx.hidden):
         obj = ctx.new(ENC, *enc_args(sizes))
-        shapes = {**mha_shapes(sizes.d_model, "attn."), **ffn_shapes(sizes.d_model, sizes.d_ff, "ffn."),
-                  **layernorm_shapes(sizes.d_model, "ln1", "ln2")}
-        expect_param_count(ctx, obj, shapes, "EncoderBlock({}, {}, {})".format(*enc_args(sizes)))
+        expect_param_count(ctx, obj, encoder_parameters(*enc_args(sizes)), "EncoderBlock({}, {}, {})".format(*enc_args(sizes)))
 
 
 @check("enc.shape", assignment="encoder", target=ENC, category="shape", points=1,

@@ -1,15 +1,14 @@
 """Every size tried: per target, one check that compares the student's code with the reference
 on generated configurations.
 
-The contract says every size >= 1 is valid input. Each check here first tries fixed edge
-configurations (a batch of one, one token, Tq != Tk, one head, d_k = 1, a long sequence), then
-configurations that Hypothesis generates from strategies, with a seed derived from the course
-(the assignment and its sizes), so the same submission always gets the same report. A failure
-is shrunk and reported as the smallest failing configuration found; generated sizes can be
-shown, but no number equal to one of course.toml's hidden sizes is ever generated or used as an
-edge (1 excepted), in any role, so none of them appears in a message (and grading's masking of
-such numbers, which applies since these checks read the hidden sizes to avoid them, changes
-nothing). Passing costs at most about 15 worker requests per check.
+The contract says every size >= 1 is valid input. Each check here searches its target's
+declared ``SizeSpace`` (``targets.py``: fixed edge configurations, a batch of one, one token,
+Tq != Tk, one head, d_k = 1, a long sequence, then configurations Hypothesis generates) with the
+generic search of ``search.py``; this module says how one configuration is called and judged.
+Generated sizes can be shown, but no number equal to one of course.toml's hidden sizes is ever
+generated or used as an edge (1 excepted), in any role, so none of them appears in a message (and
+grading's masking of such numbers, which applies since these checks read the hidden sizes to
+avoid them, changes nothing). Passing costs at most about 15 worker requests per check.
 
 MultiHeadAttention is graded around its own scaled_dot_product_attention when it calls it (as
 ``mha.numeric`` is: that function's bug is charged to its own checks and ``mha.integration``).
@@ -17,33 +16,15 @@ The blocks are compared exactly as written (their own sub-layers, the reference'
 a sub-layer's bug also shows here; ``mistakes.diagnose`` names it once, at its root.
 """
 
-import gc
-import json
-import threading
-import zlib
-from dataclasses import dataclass, fields
-from typing import Callable
-
 import torch
 
+from autograder.checks import targets
 from autograder.checks.attention_calls import around_sdpa, sdpa_standin
+from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
+from autograder.checks.search import Probe, generator_for, randn_float32, search_sizes
+from autograder.checks.targets import DEC, ENC, FFN, MHA, PE, SDPA
 from autograder.checks.verdicts import first_output
-from autograder.config import Sizes
-from autograder.loading import AST_LOCK
-from autograder.checks.registry import OUTPUT, WEIGHTS, CheckFailed, check, fail
 from autograder.texts import bilingual
-
-SDPA, MHA, PE, FFN, ENC, DEC = ("scaled_dot_product_attention", "MultiHeadAttention",
-                                "positional_encoding", "FeedForward", "EncoderBlock", "DecoderBlock")
-LONG = (64, 128)  # a long sequence
-SHORT = (1, 12)
-REQUEST_BUDGET_FAILING = 45  # requests a failing check may spend on shrinking
-# Hypothesis' runner keeps global state, and it parses source (lambdas) with ast, which is not
-# thread-safe in CPython 3.11 (see loader.AST_LOCK): one search at a time, no parse beside it.
-_HYPOTHESIS = AST_LOCK
-CALLS_PER_REQUEST = 16
-_GENERATED = {}  # (check, seed, ...) -> the configurations Hypothesis generates when all pass
-_GENERATED_LOCK = threading.Lock()
 
 TITLE = bilingual("Benar pada semua ukuran yang dicoba (batch 1, satu token, Tq ≠ Tk, satu head, "
                   "d_k = 1, urutan panjang, ukuran acak)",
@@ -60,286 +41,16 @@ def _hint(extra_id, extra_en):
         "(never fixed numbers), and never drop size-1 axes (`.squeeze()`). " + extra_en)
 
 
-def _raised(error):
-    return bilingual(f"kode Anda memunculkan {error.type}: {error.message[:300]}",
-                     f"your code raised {error.type}: {error.message[:300]}")
+def _new_per_module(key):
+    """``requests`` for a search whose configurations build a module once per ``key(config)``:
+    building costs two more requests than calling."""
+    seen = set()
 
-
-@dataclass(frozen=True)
-class Probe:
-    """One configuration's call of the student's code, and how its result is judged here."""
-
-    target: object  # a function name or a student object
-    args: tuple
-    kwargs: dict
-    judge: Callable  # judge(result, Records of ``functions``): returns when right, else fail(...)
-    functions: tuple = ()  # the student's module-level functions to record (``records``)
-    standins: dict | None = None  # for them, as ``ctx.record`` takes them
-
-
-class _Fails(Exception):
-    def __init__(self, config, message):
-        super().__init__(config)
-        self.config, self.message = config, message
-
-
-class Search:
-    """Edge configurations, then generated ones, each evaluated once; the smallest failing one
-    found is reported.
-
-    ``fields``: name -> smallest valid value, in the order they are shrunk; ``evaluate(config)``
-    returns None when the student's code agrees with the reference there, else a Bilingual
-    saying what is wrong; ``valid(config)`` says whether a configuration may be tried (and
-    shown); ``show(config)`` writes it for the student."""
-
-    def __init__(self, ctx, fields, evaluate, valid, show, requests, prepare=None):
-        self.ctx, self.fields, self._evaluate = ctx, fields, evaluate
-        self.valid, self.show, self.requests = valid, show, requests
-        self.prepare = prepare
-        self.results = {}
-        self.spent = 0  # worker requests
-        self.limit = None
-
-    @classmethod
-    def of_probes(cls, ctx, fields, prepare, valid, show, requests):
-        """A search whose configurations are ``prepare(config) -> Probe``: the first pass sends
-        every configuration's call in one request; the ones that fail are searched one by one."""
-        def evaluate(config):
-            probe = prepare(config)
-            probe.judge(*ctx.record(probe.target, *probe.args, functions=probe.functions,
-                                    standins=probe.standins, **probe.kwargs))
-        return cls(ctx, fields, evaluate, valid, show, requests, prepare)
-
-    def key(self, config):
-        return tuple(config[name] for name in self.fields)
-
-    def result(self, config):
-        key = self.key(config)
-        if key not in self.results:
-            if self.limit is not None and self.spent >= self.limit:
-                return None  # out of budget: what was not tried counts as passing
-            self.spent += self.requests(config)
-            try:
-                self._evaluate(config)
-                self.results[key] = None
-            except CheckFailed as failed:
-                self.results[key] = failed.message
-            except self.ctx.StudentError as error:
-                self.results[key] = _raised(error)
-        return self.results[key]
-
-    def run(self, edges, strategy, seed, examples):
-        generated = self._what_hypothesis_generates(strategy, seed, examples)
-        if self.prepare is not None:
-            self._together(list(edges) + generated)
-        failing = next(((edge, self.result(edge)) for edge in edges
-                        if self.result(edge) is not None), None)
-        if failing is not None:  # an edge: shrink it here (Hypothesis shrinks what it generates)
-            self.limit = self.spent + REQUEST_BUDGET_FAILING
-            failing = self._shrink(*failing)
-        elif any(self.results.get(self.key(c), True) is not None for c in generated):
-            failing = self._generated(strategy, seed, examples)  # replays what passed, shrinks
-        if failing is not None:
-            config, message = failing
-            shown = self.show(config)
-            shown = shown if not isinstance(shown, str) else bilingual(shown, shown)
-            fail(bilingual(f"Salah pada ukuran {shown.id}: {message.id}",
-                           f"Wrong at sizes {shown.en}: {message.en}"))
-
-    def _what_hypothesis_generates(self, strategy, seed, examples):
-        """The configurations Hypothesis generates while every one passes: the same for every
-        submission (the seed is the course's), so found once per process and check."""
-        key = (getattr(self.ctx.check, "id", None), seed, examples, tuple(self.fields),
-               tuple(sorted(_hidden_numbers(self.ctx))))  # not repr(strategy): it parses lambdas
-        with _GENERATED_LOCK:
-            found = _GENERATED.get(key)
-        if found is None:
-            found = []
-
-            def collect(config):
-                if config not in found:
-                    found.append(dict(config))
-            with _HYPOTHESIS:
-                self._hypothesis(strategy, seed, examples, collect)()
-            with _GENERATED_LOCK:
-                found = _GENERATED.setdefault(key, found)
-        return [dict(c) for c in found]
-
-    def _together(self, configs):
-        """Every configuration not yet tried, prepared here and called in the worker in one
-        request per ``CALLS_PER_REQUEST``, judged here. When a call raises, the rest are left to
-        be tried one by one (so the error is that configuration's)."""
-        probes = []
-        for config in configs:
-            key = self.key(config)
-            if key in self.results or not self.valid(config) or any(k == key for k, _ in probes):
-                continue
-            self.spent += self.requests(config)
-            try:
-                probes.append((key, self.prepare(config)))
-            except CheckFailed as failed:
-                self.results[key] = failed.message
-            except self.ctx.StudentError as error:
-                self.results[key] = _raised(error)
-        if not hasattr(self.ctx.session, "calls_recording"):  # no batched calls: one by one
-            return
-        timeout = getattr(self.ctx.session, "request_timeout", None)
-        for start in range(0, len(probes), CALLS_PER_REQUEST):
-            chunk = probes[start:start + CALLS_PER_REQUEST]
-            runs = [{"target": p.target, "args": p.args, "kwargs": p.kwargs, "functions": p.functions,
-                     "standins": p.standins} for _, p in chunk]
-            try:
-                answers = self.ctx.record_many(runs, timeout=timeout and timeout * min(len(chunk), 3))
-            except self.ctx.StudentError:
-                return
-            for (key, probe), (result, records) in zip(chunk, answers):
-                try:
-                    probe.judge(result, records)
-                    self.results[key] = None
-                except CheckFailed as failed:
-                    self.results[key] = failed.message
-
-    def _hypothesis(self, strategy, seed, examples, test):
-        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-        from hypothesis import seed as with_seed
-
-        run = settings(database=None, max_examples=examples, deadline=None, derandomize=False,
-                       phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck),
-                       verbosity=Verbosity.quiet, report_multiple_bugs=False, print_blob=False)(
-            with_seed(seed)(given(strategy.filter(self.valid))(test)))
-
-        def without_its_gc_callback():
-            # Hypothesis times garbage collections with a callback it adds once and keeps. A
-            # Ctrl-C that lands in it is swallowed ("Exception ignored in"): in the grader,
-            # where the warm-up runs Hypothesis, a batch would then not stop. No deadline here
-            # needs that time.
-            before = list(gc.callbacks)
-            try:
-                return run()
-            finally:
-                gc.callbacks[:] = [c for c in gc.callbacks if c in before]
-        return without_its_gc_callback
-
-    def _generated(self, strategy, seed, examples):
-        def probe_one(config):
-            message = self.result(config)
-            if message is not None:
-                raise _Fails(config, message)
-
-        with _HYPOTHESIS:
-            probe = self._hypothesis(strategy, seed, examples, probe_one)
-            self.limit = self.spent + 3 * examples + REQUEST_BUDGET_FAILING
-            try:
-                probe()
-            except _Fails as found:
-                return found.config, found.message
-            except Exception as error:  # e.g. Hypothesis' FlakyFailure wrapping ours
-                found = [e for e in getattr(error, "exceptions", ()) if isinstance(e, _Fails)]
-                if found:
-                    smallest = min(found, key=lambda e: self.key(e.config))
-                    return smallest.config, smallest.message
-                raise
-            finally:
-                self.limit = None
-        return None
-
-    def _shrink(self, config, message):
-        """Lower one field at a time while the configuration still fails: the smallest value
-        first, then a binary search between the largest passing and the smallest failing one."""
-        improved = True
-        while improved:
-            improved = False
-            for name, smallest in self.fields.items():
-                value = config[name]
-                if smallest is None or value == smallest:
-                    continue
-                if not isinstance(value, int) or isinstance(value, bool):
-                    candidates = [smallest]  # e.g. no mask
-                else:
-                    candidates = None
-                if candidates is not None:
-                    found = self._try(config, name, smallest)
-                    if found:
-                        config, message, improved = *found, True
-                    continue
-                low, high = smallest - 1, value  # low passes (or is below range), high fails
-                while high - low > 1:
-                    middle = (low + high) // 2 if low >= smallest else smallest
-                    found = self._try(config, name, middle)
-                    if found:
-                        (config, message), high = found, middle
-                    else:
-                        low = middle
-                if high < value:
-                    improved = True
-        return config, message
-
-    def _try(self, config, name, value):
-        """(config with name=value, its failure) when it is valid and fails, else None."""
-        smaller = {**config, name: value}
-        if not self.valid(smaller):
-            return None
-        found = self.result(smaller)
-        return None if found is None else (smaller, found)
-
-
-# -- helpers ------------------------------------------------------------------------------
-def _seed(ctx):
-    """From the course (the assignment and its sizes) and the check: one report per submission."""
-    course = json.dumps([ctx.plan.name if hasattr(ctx.plan, "name") else "", _numbers(ctx.chapter),
-                         _numbers(ctx.hidden), ctx.check.id], sort_keys=True)
-    return zlib.crc32(course.encode())
-
-
-def _generator(ctx, config):
-    return torch.Generator().manual_seed(zlib.crc32(f"{ctx.check.id}/{sorted(config.items())}".encode()))
-
-
-def _randn(generator, *shape):
-    return torch.randn(*shape, generator=generator, dtype=torch.float64).float()
-
-
-def _hidden_numbers(ctx):
-    """Every number of course.toml's hidden sizes (d_k included). No configuration here holds
-    one anywhere (1 excepted: an edge every list has), so no message can show one, in any role."""
-    h = ctx.hidden
-    return frozenset(_numbers(h).values()) | {h.d_model // h.num_heads}
-
-
-def _numbers(sizes):
-    """A ``config.Sizes`` (or the grader's watched view of one) as {name: number}."""
-    return {f.name: getattr(sizes, f.name) for f in fields(Sizes)}
-
-
-def _clear(ctx, config, fields, derived=()):
-    """Every number of ``config[fields]`` (and the ``derived`` products of fields, e.g. d_model =
-    heads * dk) is 1 or not a hidden size."""
-    hidden = _hidden_numbers(ctx)
-    numbers = [config[f] for f in fields] + [config[a] * config[b] for a, b in derived]
-    return all(n == 1 or n not in hidden for n in numbers)
-
-
-def _edges(ctx, edges, valid, fields, step=None):
-    """The edge configurations, each number that is a hidden size (or d_model = heads * dk
-    that is one) moved up past it; the mandated 1s stay, a long sequence stays long."""
-    hidden, step, repaired = _hidden_numbers(ctx), step or {}, []
-    for edge in map(dict, edges):
-        for _ in range(16):
-            if valid(edge):
-                break
-            bad = next((f for f in fields if edge[f] != 1 and edge[f] in hidden), None)
-            if bad is None and "dk" in edge and edge["heads"] * edge["dk"] in hidden:
-                bad = "dk" if edge["dk"] != 1 else "heads"
-            if bad is None:
-                break
-            edge[bad] += step.get(bad, 1)
-        if valid(edge):
-            repaired.append(edge)
-    return repaired
-
-
-def _lengths(st):
-    return st.one_of(st.integers(*SHORT), st.integers(*LONG))
+    def requests(config):
+        new = key(config) not in seen
+        seen.add(key(config))
+        return 3 if new else 1
+    return requests
 
 
 def _padding(batch, tk, kind):
@@ -413,13 +124,11 @@ def _modules(ctx, name):
        hint=_hint("q, k dan v boleh punya Tq, Tk, d_k, d_v dan sumbu batch berapa pun.",
                   "q, k and v may have any Tq, Tk, d_k, d_v and batch axes."))
 def sdpa_sizes(ctx):
-    from hypothesis import strategies as st
-
     def prepare(c):
-        g = _generator(ctx, c)
+        g = generator_for(ctx, c)
         batch = (c["b"], c["h"])
-        q = _randn(g, *batch, c["tq"], c["dk"])
-        k, v = _randn(g, *batch, c["tk"], c["dk"]), _randn(g, *batch, c["tk"], c["dv"])
+        q = randn_float32(g, *batch, c["tq"], c["dk"])
+        k, v = randn_float32(g, *batch, c["tk"], c["dk"]), randn_float32(g, *batch, c["tk"], c["dv"])
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
@@ -435,16 +144,7 @@ def sdpa_sizes(ctx):
         return _shown(f"q {(c['b'], c['h'], c['tq'], c['dk'])}, k {(c['b'], c['h'], c['tk'], c['dk'])}, "
                       f"v {(c['b'], c['h'], c['tk'], c['dv'])}", _mask_words(c))
 
-    fields = {"b": 1, "h": 1, "tq": 1, "tk": 1, "dk": 1, "dv": 1, "mask": "none"}
-    edges = [dict(b=1, h=1, tq=1, tk=1, dk=1, dv=1, mask="none"),
-             dict(b=1, h=2, tq=3, tk=5, dk=1, dv=2, mask="padding"),
-             dict(b=2, h=1, tq=96, tk=96, dk=5, dv=3, mask="causal")]
-    strategy = st.fixed_dictionaries(dict(
-        b=st.integers(1, 3), h=st.integers(1, 3), tq=_lengths(st), tk=_lengths(st),
-        dk=st.integers(1, 9), dv=st.integers(1, 9), mask=st.sampled_from(("none", "padding", "causal"))))
-    numbers = ("b", "h", "tq", "tk", "dk", "dv")
-    search = Search.of_probes(ctx, fields, prepare, lambda c: _clear(ctx, c, numbers), show, lambda c: 1)
-    search.run(_edges(ctx, edges, search.valid, numbers), strategy, _seed(ctx), examples=8)
+    search_sizes(ctx, targets.get(SDPA).sizes, prepare, show)
 
 
 def _mask_words(c):
@@ -468,15 +168,14 @@ def _shown(text, mask_words=("", "")):
                   "A batch of one stays (1, Tq, D); one head and d_k = 1 (d_model == num_heads) are "
                   "valid too."))
 def mha_sizes(ctx):
-    from hypothesis import strategies as st
-
     module = _modules(ctx, MHA)
 
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"])
-        g = _generator(ctx, c)
-        q, k, v = _randn(g, c["b"], c["tq"], d), _randn(g, c["b"], c["tk"], d), _randn(g, c["b"], c["tk"], d)
+        g = generator_for(ctx, c)
+        q = randn_float32(g, c["b"], c["tq"], d)
+        k, v = randn_float32(g, c["b"], c["tk"], d), randn_float32(g, c["b"], c["tk"], d)
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
@@ -498,27 +197,8 @@ def mha_sizes(ctx):
         return _shown(f"MultiHeadAttention(d_model={c['heads'] * c['dk']}, num_heads={c['heads']}), "
                       f"B={c['b']}, Tq={c['tq']}, Tk={c['tk']}", _mask_words(c))
 
-    modules_seen = set()
-
-    def requests(c):
-        new = (c["heads"], c["dk"]) not in modules_seen
-        modules_seen.add((c["heads"], c["dk"]))
-        return 3 if new else 1
-
-    numbers = ("b", "tq", "tk", "heads", "dk")
-
-    def valid(c):
-        return _clear(ctx, c, numbers, derived=(("heads", "dk"),))
-
-    fields = {"b": 1, "tq": 1, "tk": 1, "heads": 1, "dk": 1, "mask": "none"}
-    edges = [dict(b=1, tq=1, tk=2, heads=1, dk=6, mask="none"),
-             dict(b=2, tq=5, tk=1, heads=5, dk=1, mask="none"),
-             dict(b=1, tq=80, tk=80, heads=2, dk=5, mask="causal")]
-    strategy = st.fixed_dictionaries(dict(
-        b=st.integers(1, 4), tq=_lengths(st), tk=_lengths(st), heads=st.integers(1, 6),
-        dk=st.integers(1, 6), mask=st.sampled_from(("none", "padding", "causal"))))
-    search = Search.of_probes(ctx, fields, prepare, valid, show, requests)
-    search.run(_edges(ctx, edges, valid, numbers), strategy, _seed(ctx), examples=2)
+    search_sizes(ctx, targets.get(MHA).sizes, prepare, show,
+                 _new_per_module(lambda c: (c["heads"], c["dk"])))
 
 
 # -- positional_encoding ---------------------------------------------------------------------------
@@ -529,8 +209,6 @@ def mha_sizes(ctx):
                   "Any length and any even d_model: do not precompute a table with a fixed maximum "
                   "length."))
 def pe_sizes(ctx):
-    from hypothesis import strategies as st
-
     def prepare(c):
         def judge(result, records):
             label = f"positional_encoding({c['length']}, {c['d_model']})"
@@ -540,18 +218,8 @@ def pe_sizes(ctx):
                              "positional_encoding")
         return Probe(PE, (c["length"], c["d_model"]), {}, judge)
 
-    def valid(c):
-        return c["d_model"] % 2 == 0 and _clear(ctx, c, ("length", "d_model"))
-
-    fields = {"length": 1, "d_model": 2}
-    edges = [dict(length=1, d_model=2), dict(length=2, d_model=6), dict(length=128, d_model=10),
-             dict(length=5, d_model=66)]
-    strategy = st.fixed_dictionaries(dict(length=_lengths(st),
-                                          d_model=st.integers(1, 40).map(lambda n: 2 * n)))
-    search = Search.of_probes(ctx, fields, prepare, valid,
-                              lambda c: f"length={c['length']}, d_model={c['d_model']}", lambda c: 1)
-    search.run(_edges(ctx, edges, valid, ("length", "d_model"), step={"d_model": 2}), strategy,
-               _seed(ctx), examples=8)
+    search_sizes(ctx, targets.get(PE).sizes, prepare,
+                 lambda c: f"length={c['length']}, d_model={c['d_model']}")
 
 
 # -- FeedForward -------------------------------------------------------------------------------
@@ -562,39 +230,20 @@ def pe_sizes(ctx):
                   "Use d_model and d_ff from the arguments; FeedForward works on every token, "
                   "whatever B and T."))
 def ffn_sizes(ctx):
-    from hypothesis import strategies as st
-
     module = _modules(ctx, FFN)
 
     def prepare(c):
         obj, ref = module(c["d_model"], c["d_ff"])
-        x = _randn(_generator(ctx, c), c["b"], c["t"], c["d_model"]) * 2
+        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], c["d_model"]) * 2
 
         def judge(result, records):
             expected, exact = ref(x)
             _expect_same(ctx, result, expected, OUTPUT, exact)
         return Probe(obj, (x,), {}, judge)
 
-    seen = set()
-
-    def requests(c):
-        new = (c["d_model"], c["d_ff"]) not in seen
-        seen.add((c["d_model"], c["d_ff"]))
-        return 3 if new else 1
-
-    def valid(c):
-        return _clear(ctx, c, ("b", "t", "d_model", "d_ff"))
-
-    fields = {"b": 1, "t": 1, "d_model": 1, "d_ff": 1}
-    edges = [dict(b=1, t=1, d_model=1, d_ff=1), dict(b=2, t=2, d_model=5, d_ff=2),
-             dict(b=1, t=100, d_model=5, d_ff=2)]
-    strategy = st.fixed_dictionaries(dict(b=st.integers(1, 4), t=_lengths(st),
-                                          d_model=st.integers(1, 20), d_ff=st.integers(1, 40)))
-    search = Search.of_probes(
-        ctx, fields, prepare, valid,
-        lambda c: f"FeedForward({c['d_model']}, {c['d_ff']}), x ({c['b']}, {c['t']}, {c['d_model']})",
-        requests)
-    search.run(_edges(ctx, edges, valid, ("b", "t", "d_model", "d_ff")), strategy, _seed(ctx), examples=2)
+    search_sizes(ctx, targets.get(FFN).sizes, prepare,
+                 lambda c: f"FeedForward({c['d_model']}, {c['d_ff']}), x ({c['b']}, {c['t']}, {c['d_model']})",
+                 _new_per_module(lambda c: (c["d_model"], c["d_ff"])))
 
 
 # -- EncoderBlock ---------------------------------------------------------------------------------
@@ -605,14 +254,12 @@ def ffn_sizes(ctx):
                   "The block is graded whole (with your own sub-layers), pre-LN and post-LN, with and "
                   "without a padding mask."))
 def enc_sizes(ctx):
-    from hypothesis import strategies as st
-
     module = _modules(ctx, ENC)
 
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"], prenorm=c["prenorm"])
-        x = _randn(_generator(ctx, c), c["b"], c["t"], d)
+        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], d)
         mask = _padding(c["b"], c["t"], c["mask"])
 
         def judge(result, records):
@@ -620,33 +267,13 @@ def enc_sizes(ctx):
             _expect_same(ctx, first_output(ctx, result, OUTPUT), expected, OUTPUT, exact)
         return Probe(obj, (x,), {} if mask is None else {"mask": mask}, judge)
 
-    seen = set()
-
-    def requests(c):
-        key = (c["heads"], c["dk"], c["d_ff"], c["prenorm"])
-        new = key not in seen
-        seen.add(key)
-        return 3 if new else 1
-
-    numbers = ("b", "t", "heads", "dk", "d_ff")
-
-    def valid(c):
-        return _clear(ctx, c, numbers, derived=(("heads", "dk"),))
-
     def show(c):
         return _shown(f"EncoderBlock({c['heads'] * c['dk']}, {c['heads']}, {c['d_ff']}, "
                       f"prenorm={c['prenorm']}), x ({c['b']}, {c['t']}, {c['heads'] * c['dk']})",
                       _mask_words({"mask": c["mask"], "tk": c["t"]}))
 
-    fields = {"b": 1, "t": 1, "heads": 1, "dk": 1, "d_ff": 1, "prenorm": None, "mask": "none"}
-    edges = [dict(b=1, t=1, heads=1, dk=5, d_ff=2, prenorm=False, mask="none"),
-             dict(b=2, t=6, heads=2, dk=1, d_ff=5, prenorm=True, mask="padding"),
-             dict(b=1, t=70, heads=2, dk=5, d_ff=6, prenorm=False, mask="none")]
-    strategy = st.fixed_dictionaries(dict(
-        b=st.integers(1, 4), t=_lengths(st), heads=st.integers(1, 5), dk=st.integers(1, 5),
-        d_ff=st.integers(1, 24), prenorm=st.booleans(), mask=st.sampled_from(("none", "padding"))))
-    search = Search.of_probes(ctx, fields, prepare, valid, show, requests)
-    search.run(_edges(ctx, edges, valid, numbers), strategy, _seed(ctx), examples=2)
+    search_sizes(ctx, targets.get(ENC).sizes, prepare, show,
+                 _new_per_module(lambda c: (c["heads"], c["dk"], c["d_ff"], c["prenorm"])))
 
 
 # -- DecoderBlock ---------------------------------------------------------------------------------
@@ -657,15 +284,13 @@ def enc_sizes(ctx):
                   "Tdec and Tsrc may differ (and be 1); the causal mask has the input's Tdec, however "
                   "long."))
 def dec_sizes(ctx):
-    from hypothesis import strategies as st
-
     module = _modules(ctx, DEC)
 
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"])
-        g = _generator(ctx, c)
-        x, memory = _randn(g, c["b"], c["tdec"], d), _randn(g, c["b"], c["tsrc"], d)
+        g = generator_for(ctx, c)
+        x, memory = randn_float32(g, c["b"], c["tdec"], d), randn_float32(g, c["b"], c["tsrc"], d)
 
         def judge(result, records):
             if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -678,30 +303,10 @@ def dec_sizes(ctx):
                          exact_weights)
         return Probe(obj, (x, memory), {}, judge)
 
-    seen = set()
-
-    def requests(c):
-        key = (c["heads"], c["dk"], c["d_ff"])
-        new = key not in seen
-        seen.add(key)
-        return 3 if new else 1
-
-    numbers = ("b", "tdec", "tsrc", "heads", "dk", "d_ff")
-
-    def valid(c):
-        return _clear(ctx, c, numbers, derived=(("heads", "dk"),))
-
     def show(c):
         d = c["heads"] * c["dk"]
         return (f"DecoderBlock({d}, {c['heads']}, {c['d_ff']}), x ({c['b']}, {c['tdec']}, {d}), "
                 f"memory ({c['b']}, {c['tsrc']}, {d})")
 
-    fields = {"b": 1, "tdec": 1, "tsrc": 1, "heads": 1, "dk": 1, "d_ff": 1}
-    edges = [dict(b=1, tdec=1, tsrc=2, heads=1, dk=5, d_ff=2),
-             dict(b=2, tdec=5, tsrc=1, heads=2, dk=1, d_ff=5),
-             dict(b=1, tdec=70, tsrc=9, heads=2, dk=5, d_ff=6)]
-    strategy = st.fixed_dictionaries(dict(
-        b=st.integers(1, 4), tdec=_lengths(st), tsrc=_lengths(st), heads=st.integers(1, 5),
-        dk=st.integers(1, 5), d_ff=st.integers(1, 24)))
-    search = Search.of_probes(ctx, fields, prepare, valid, show, requests)
-    search.run(_edges(ctx, edges, valid, numbers), strategy, _seed(ctx), examples=2)
+    search_sizes(ctx, targets.get(DEC).sizes, prepare, show,
+                 _new_per_module(lambda c: (c["heads"], c["dk"], c["d_ff"])))

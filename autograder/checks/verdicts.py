@@ -5,17 +5,20 @@ here, never from each other; what only the attention checks share is in ``attent
 
 import torch
 
+from autograder.checks import targets
 from autograder.checks.registry import OUTPUT, fail, label
 from autograder.sandbox.wire import RemoteTensor
 from autograder.texts import bilingual
 
 
-def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords=(),
-                   forward_keywords=(), defaults=(), signature=""):
-    """``name`` exists, is a function / an nn.Module class, and accepts the contract's calls:
-    ``positional`` arguments by position and ``keywords`` by name (the grader passes nothing
-    else by name, so other parameter names are the student's choice); any further
-    parameter must be optional."""
+def expect_present(ctx, name):
+    """The target ``name`` exists, is a function / an nn.Module class as declared
+    (``targets.Target``), and accepts the contract's calls (``targets.Signature``): its
+    positional arguments by position and its keywords by name (the grader passes nothing else
+    by name, so other parameter names are the student's choice); any further parameter must
+    be optional."""
+    target = targets.get(name)
+    kind, sig = target.kind, target.signature
     info = ctx.session.load_info["names"].get(name, {"kind": "missing"})
     if info["kind"] == "missing":
         fail(bilingual(f"`{name}` tidak ditemukan. Pastikan sel yang mendefinisikannya berjalan tanpa "
@@ -32,14 +35,14 @@ def expect_present(ctx, name, kind, positional=0, forward_positional=0, keywords
     if kind == "module" and (info["kind"] != "class" or not info.get("is_module")):
         fail(bilingual(f"`{name}` harus berupa kelas turunan torch.nn.Module.",
                        f"`{name}` must be a class derived from torch.nn.Module."))
-    calls = [(info.get("parameters"), positional, keywords, "")]
+    calls = [(info.get("parameters"), sig.positional, sig.keywords, "")]
     if kind == "module":
-        calls.append((info.get("forward"), forward_positional, forward_keywords, ".forward"))
+        calls.append((info.get("forward"), sig.forward_positional, sig.forward_keywords, ".forward"))
     for declared, count, names, suffix in calls:
-        if declared is not None and not _accepts(declared, count, names, defaults):
+        if declared is not None and not _accepts(declared, count, names, sig.defaults):
             found = ", ".join(p["name"] for p in declared)
-            fail(bilingual(f"Daftar parameter `{name}{suffix}({found})` tidak cocok dengan kontrak: {signature}.",
-                           f"`{name}{suffix}({found})` does not match the contract: {signature}."))
+            fail(bilingual(f"Daftar parameter `{name}{suffix}({found})` tidak cocok dengan kontrak: {sig.text}.",
+                           f"`{name}{suffix}({found})` does not match the contract: {sig.text}."))
 
 
 def _accepts(declared, count, keywords, defaults):
@@ -57,9 +60,12 @@ def _accepts(declared, count, keywords, defaults):
     return all(p["default"] or p["name"] in keywords and p["name"] not in defaults for p in rest)
 
 
-def expect_submodules(obj, required):
+def expect_submodules(obj, required=None):
     """The contract's sub-modules exist under their attribute names; ``required`` maps each
-    name to the module type it must be (e.g. "Linear"), or to None for any module."""
+    name to the module type it must be (e.g. "Linear"), or to None for any module; by default
+    those of the target ``obj`` was built from (``Target.contract_submodules``)."""
+    if required is None:
+        required = targets.get(obj.name).contract_submodules()
     missing = [name if kind is None else f"{name} (nn.{kind})" for name, kind in required.items()
                if name not in obj.modules or kind is not None and obj.modules[name] != kind]
     if missing:
@@ -351,22 +357,6 @@ def expect_float64_precision(ctx, out64, out32):
 
 
 # -- parameter shapes the contract fixes ---------------------------------------------------
-def mha_shapes(d_model, prefix=""):
-    """wq, wk, wv, wo: nn.Linear(d_model, d_model) with bias."""
-    return {f"{prefix}{n}.{p}": ((d_model, d_model) if p == "weight" else (d_model,))
-            for n in ("wq", "wk", "wv", "wo") for p in ("weight", "bias")}
-
-
-def ffn_shapes(d_model, d_ff, prefix=""):
-    """l1 = nn.Linear(d_model, d_ff), l2 = nn.Linear(d_ff, d_model)."""
-    return {f"{prefix}l1.weight": (d_ff, d_model), f"{prefix}l1.bias": (d_ff,),
-            f"{prefix}l2.weight": (d_model, d_ff), f"{prefix}l2.bias": (d_model,)}
-
-
-def layernorm_shapes(d_model, *names):
-    return {f"{n}.{p}": (d_model,) for n in names for p in ("weight", "bias")}
-
-
 # -- attention weights and masks (sdpa, mha, dec) ---------------------------------------
 HINT_MASK = bilingual(
     "Mask bertipe bool dengan True = DIBLOKIR. Isi skor yang diblokir dengan -inf (atau "

@@ -8,7 +8,7 @@ import traceback
 import solutions
 from autograder import loading
 from autograder.checks import pictures
-from autograder.checks import mistakes
+from autograder.checks import mistakes, targets
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
@@ -17,9 +17,6 @@ from autograder.sandbox.process import Limits, StudentError, WorkerFailure
 from autograder.sandbox.session import Session
 from autograder.texts import bilingual
 
-# Names of the contract: what the worker is asked to describe.
-CONTRACT_NAMES = ["scaled_dot_product_attention", "causal_mask", "MultiHeadAttention",
-                  "positional_encoding", "FeedForward", "EncoderBlock", "DecoderBlock"]
 GRADER_FAULT = bilingual("Kesalahan internal autograder; beri tahu pengajar.",
                          "Internal autograder error; please tell the instructor.")
 
@@ -47,7 +44,7 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         return _finish(student, plan, source, outcomes, problems, started)
     limits = plan.limits
     session = Session(
-        loaded.chunks, CONTRACT_NAMES, solutions,
+        loaded.chunks, targets.names(), solutions,
         limits=Limits(memory_bytes=limits.memory_mb * 1024 * 1024),
         startup_timeout=limits.startup_timeout, request_timeout=limits.request_timeout,
         max_restarts=limits.max_restarts, slot=slot)
