@@ -8,7 +8,7 @@ Every file is graded once per session, in a few long-lived grading processes tha
 parallel (``CORPUS_JOBS``, default: the number of CPUs, at most 4); tests wait only for the files
 they look at. Meta-tests: the reference solution gets full marks, every registered check is failed
 by at least one mutant, each assignment has a do-nothing submission that scores at most 10%, every
-entry of the mistake catalogue (autograder/checks/mistakes.py) has a mutant that gets it, and no
+entry of the mistake catalogue (autograder/checks/catalogue.py) has a mutant that gets it, and no
 correct submission is diagnosed with anything even when every target is probed as if all its checks
 had failed.
 """
@@ -27,7 +27,7 @@ import pytest
 
 from autograder import config
 from autograder import plan as plans
-from autograder.checks import mistakes
+from autograder.checks import catalogue
 from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +91,7 @@ def parse_entry(path):
             if diagnosis is not None:
                 problems.append("more than one `# diagnosis:` line")
             diagnosis = value
-            if value != "none" and value not in mistakes.BY_ID:
+            if value != "none" and value not in catalogue.BY_ID:
                 problems.append(f"`# diagnosis: {value}` is not an id of the mistake catalogue")
         elif key == "expect-message":
             check_id, _, substring = value.partition(":")
@@ -159,14 +159,14 @@ CHILD = r"""
 import json, sys, traceback
 from pathlib import Path
 from autograder import plan as plans
-from autograder.checks import mistakes
+from autograder.checks import diagnosis
 from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 from autograder.grading.grader import grade
 from autograder.loading import Submission
 
 # For a correct submission (or the reference) the catalogue also probes every target as if all
 # its checks had failed: nothing may be named. Wrapped around the call grading makes.
-diagnose, forced = mistakes.diagnose, {}
+diagnose, forced = diagnosis.diagnose, {}
 def probing_everything(session, plan, outcomes):
     found = diagnose(session, plan, outcomes)
     if forced.get("wanted"):
@@ -175,7 +175,7 @@ def probing_everything(session, plan, outcomes):
         except BaseException:
             forced["found"] = "crash: " + traceback.format_exc()
     return found
-mistakes.diagnose = probing_everything
+diagnosis.diagnose = probing_everything
 
 plans_by_name = {}
 for line in sys.stdin:
@@ -501,7 +501,7 @@ def test_every_mistake_has_a_mutant():
     """Fast (no grading): each catalogue entry is the `# diagnosis:` of some mutant (graded in
     test_corpus_submission, which asserts that it gets it)."""
     named = {e.diagnosis for e in ENTRIES if e.kind == "mutant"}
-    missing = [m.id for m in mistakes.CATALOGUE if m.id not in named]
+    missing = [m.id for m in catalogue.CATALOGUE if m.id not in named]
     assert not missing, f"no mutant declares `# diagnosis:` for: {', '.join(missing)}"
 
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from autograder.grading import messages
-from autograder.checks import mistakes, registry
+from autograder.checks import catalogue, registry
 from autograder.selfcheck import OWN_TEXTS
 from conftest import EXAMPLES, run_autograder
 
@@ -115,7 +115,7 @@ def _every_text():
         for check in registry.declared(assignment):
             yield f"{check.id} title", check.title
             yield f"{check.id} hint", check.hint
-    for mistake in mistakes.CATALOGUE:
+    for mistake in catalogue.CATALOGUE:
         yield f"mistake {mistake.id} title", mistake.title
         yield f"mistake {mistake.id} hint", mistake.hint
     for check_id, (title, hint) in OWN_TEXTS.items():

@@ -1,4 +1,4 @@
-"""The mistake catalogue (autograder/checks/mistakes.py) and the size search (checks/sizes.py),
+"""The mistake catalogue (autograder/checks/catalogue.py, variants.py, diagnosis.py) and the size search (checks/sizes.py),
 without a sandbox: a stand-in for the worker runs trusted corpus files in this process.
 
 - the catalogue is well-formed and bilingual (English all English, Indonesian with the course's
@@ -27,7 +27,7 @@ import autograder.checks
 import solutions
 from autograder import config
 from autograder import plan as plans
-from autograder.checks import mistakes
+from autograder.checks import catalogue, diagnosis, variants
 from autograder.checks.registry import CheckFailed
 from autograder.records import Outcome
 from autograder.checks.reference_weights import deterministic_weights
@@ -46,7 +46,7 @@ PLANS = {name: plans.resolve(COURSE, name) for name in COURSE.assignments}
 
 # -- a worker stand-in: the submission runs here, in this process (trusted corpus files only) -----
 class LocalSession:
-    """What ``mistakes`` asks of ``sandbox.session.Session``, run in-process."""
+    """What ``diagnosis`` asks of ``sandbox.session.Session``, run in-process."""
 
     def __init__(self, namespace):
         self.namespace = namespace
@@ -157,7 +157,7 @@ def reference_namespace():
 def forced(namespace, assignment):
     plan = PLANS[assignment]
     outcomes = [Outcome(c.info, "failed", 0.0) for c in plan.checks]
-    return mistakes.diagnose(LocalSession(namespace), plan, outcomes, forced=True)
+    return diagnosis.diagnose(LocalSession(namespace), plan, outcomes, forced=True)
 
 
 def header(path, key):
@@ -192,11 +192,11 @@ ENGLISH = re.compile(r"\b(the|is|are|of|with|not|and|to|instead|must|from|its|ea
 
 
 def test_catalogue_is_well_formed():
-    ids = [m.id for m in mistakes.CATALOGUE]
+    ids = [m.id for m in catalogue.CATALOGUE]
     assert len(ids) == len(set(ids)), "a mistake id is declared twice"
-    prefixes = {home: prefix for home, prefix in mistakes.PREFIX.items()}
-    for m in mistakes.CATALOGUE:
-        if m.home == mistakes.ANY:
+    prefixes = {t.name: t.prefix for t in targets.TARGETS.values()}
+    for m in catalogue.CATALOGUE:
+        if m.home == catalogue.ANY:
             assert "." not in m.id, m.id
         else:
             assert m.id.startswith(prefixes[m.home] + "."), (m.id, m.home)
@@ -206,7 +206,7 @@ def test_catalogue_is_well_formed():
         assert all(flags for flags in m.variants), m.id
 
 
-@pytest.mark.parametrize("mistake", mistakes.CATALOGUE, ids=lambda m: m.id)
+@pytest.mark.parametrize("mistake", catalogue.CATALOGUE, ids=lambda m: m.id)
 def test_texts_are_in_their_language(mistake):
     for text in (mistake.title, mistake.hint):
         english, indonesian = _prose(text.en), _prose(text.id)
@@ -224,10 +224,10 @@ def test_variant_engine_without_bugs_is_the_reference():
     mask[:, 0] = False
     for m in (None, mask):
         ref = solutions.scaled_dot_product_attention(q, k, v, m)
-        got = mistakes._sdpa(q, k, v, m, frozenset())
+        got = variants._sdpa(q, k, v, m, frozenset())
         assert all(torch.allclose(a, b) for a, b in zip(got, ref))
-    assert torch.equal(mistakes._causal(7, frozenset()), solutions.causal_mask(7))
-    assert torch.allclose(mistakes._pe(11, 10, frozenset()).float(), solutions.positional_encoding(11, 10))
+    assert torch.equal(variants._causal(7, frozenset()), solutions.causal_mask(7))
+    assert torch.allclose(variants._pe(11, 10, frozenset()).float(), solutions.positional_encoding(11, 10))
 
     def weights(module):
         module = deterministic_weights(module.double().eval(), 3)
@@ -240,31 +240,31 @@ def test_variant_engine_without_bugs_is_the_reference():
     with torch.no_grad():
         for m in (None, pad):
             assert all(torch.allclose(a, b) for a, b in zip(
-                mistakes._mha(P, "", x, kv, kv, m, 3, frozenset()), mha(x, kv, kv, m)))
+                variants._mha(P, "", x, kv, kv, m, 3, frozenset()), mha(x, kv, kv, m)))
         ffn, P = weights(solutions.FeedForward(12, 10))
-        assert torch.allclose(mistakes._ffn(P, "", x, frozenset()), ffn(x))
+        assert torch.allclose(variants._ffn(P, "", x, frozenset()), ffn(x))
         for prenorm in (False, True):
             enc, P = weights(solutions.EncoderBlock(12, 3, 10, prenorm=prenorm))
             y = torch.randn(2, 5, 12, dtype=torch.float64)
-            assert torch.allclose(mistakes._enc(P, y, pad, prenorm, 3, frozenset()), enc(y, pad))
+            assert torch.allclose(variants._enc(P, y, pad, prenorm, 3, frozenset()), enc(y, pad))
         dec, P = weights(solutions.DecoderBlock(12, 3, 10))
-        assert all(torch.allclose(a, b) for a, b in zip(mistakes._dec(P, x, kv, 3, frozenset()), dec(x, kv)))
+        assert all(torch.allclose(a, b) for a, b in zip(variants._dec(P, x, kv, 3, frozenset()), dec(x, kv)))
 
 
 def test_every_variant_differs_from_the_reference_on_the_probes():
     """A variant the probes cannot tell from the reference could never be named."""
-    diagnoser = {a: mistakes.Diagnoser(LocalSession(reference_namespace()), plan, [])
+    diagnoser = {a: diagnosis.Diagnoser(LocalSession(reference_namespace()), plan, [])
                  for a, plan in PLANS.items()}
-    where = {mistakes.SDPA: "attention", mistakes.CAUSAL: "attention", mistakes.MHA: "attention",
-             mistakes.PE: "encoder", mistakes.FFN: "encoder", mistakes.ENC: "encoder",
-             mistakes.DEC: "decoder"}
+    where = {targets.SDPA: "attention", targets.CAUSAL: "attention", targets.MHA: "attention",
+             targets.PE: "encoder", targets.FFN: "encoder", targets.ENC: "encoder",
+             targets.DEC: "decoder"}
     dead = []
-    for m in mistakes.CATALOGUE:
-        homes = list(where) if m.home == mistakes.ANY else [m.home]
+    for m in catalogue.CATALOGUE:
+        homes = list(where) if m.home == catalogue.ANY else [m.home]
         for flags in m.variants:
             if not any(diagnoser[where[h]].distinct(h, diagnoser[where[h]].probe(h), flags, frozenset())
                        or any(diagnoser[where[u]].distinct(u, diagnoser[where[u]].probe(u), flags, frozenset())
-                              for u in where if h in mistakes._parts(u))
+                              for u in where if h in targets.parts_of(u))
                        for h in homes):
                 dead.append(f"{m.id} {sorted(flags)}")
     assert not dead, "variants that equal the reference on every probe:\n" + "\n".join(dead)
@@ -291,7 +291,7 @@ def test_the_mutant_is_diagnosed(path):
 
 def test_every_mistake_has_a_mutant():
     named = {header(p, "diagnosis") for p in MUTANTS}
-    missing = [m.id for m in mistakes.CATALOGUE if m.id not in named]
+    missing = [m.id for m in catalogue.CATALOGUE if m.id not in named]
     assert not missing, f"no corpus mutant declares `# diagnosis:` for {', '.join(missing)}"
 
 
@@ -299,7 +299,7 @@ def test_diagnose_costs_nothing_without_failures():
     session = LocalSession(reference_namespace())
     plan = PLANS["attention"]
     passed = [Outcome(c.info, "passed", c.points) for c in plan.checks]
-    assert mistakes.diagnose(session, plan, passed) == ()
+    assert diagnosis.diagnose(session, plan, passed) == ()
     assert session.requests == 0
 
 
@@ -310,10 +310,10 @@ def test_explains_names_only_failed_checks_of_the_kinds_the_mistake_causes():
     namespace = load(CORPUS / "attention" / "mutants" / "no_scale.py")
     failed = {"sdpa.numeric", "sdpa.sizes", "sdpa.no_inplace", "mha.sizes"}
     outcomes = [Outcome(c.info, "failed" if c.id in failed else "passed", 0.0) for c in plan.checks]
-    (diagnosis,) = mistakes.diagnose(LocalSession(namespace), plan, outcomes)
-    assert diagnosis.mistake == "sdpa.missing_scale"
-    assert diagnosis.target == mistakes.SDPA
-    assert set(diagnosis.explains) == {"sdpa.numeric", "sdpa.sizes", "mha.sizes"}
+    (found,) = diagnosis.diagnose(LocalSession(namespace), plan, outcomes)
+    assert found.mistake == "sdpa.missing_scale"
+    assert found.target == targets.SDPA
+    assert set(found.explains) == {"sdpa.numeric", "sdpa.sizes", "mha.sizes"}
 
 
 # -- the size search -----------------------------------------------------------------------------------

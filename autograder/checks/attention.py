@@ -173,7 +173,7 @@ def sdpa_batch_independence(ctx):
     expect_batch_independent(ctx, SDPA, _sdpa_inputs(ctx), vary=(0, 1, 2))
 
 
-@check("sdpa.no_inplace", assignment="attention", target=SDPA, category="api", points=1, needs=("sdpa.shape",),
+@check("sdpa.no_inplace", assignment="attention", target=SDPA, category="inputs_untouched", points=1, needs=("sdpa.shape",),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
        hint=bilingual("Jangan mengubah q, k, v atau mask secara in-place (di tempat).",
                       "Do not modify q, k, v or mask in place."))

@@ -372,7 +372,7 @@ def dec_memory_path(ctx):
                            "memory does not reach the cross-attention."))
 
 
-@check("dec.cross_weights", assignment="decoder", target=DEC, category="rows_sum_to_one", points=2,
+@check("dec.cross_weights", assignment="decoder", target=DEC, category="numeric_vs_reference", points=2,
        needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Bobot cross-attention yang dikembalikan benar",
                        "The returned cross-attention weights are right"),
@@ -467,7 +467,7 @@ def dec_batch_independence(ctx):
     expect_batch_independent(ctx, obj, (x, memory), vary=(0, 1), call_many=call_many)
 
 
-@check("dec.no_inplace", assignment="decoder", target=DEC, category="api", points=1,
+@check("dec.no_inplace", assignment="decoder", target=DEC, category="inputs_untouched", points=1,
        needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
        hint=bilingual("Jangan mengubah x atau memory secara in-place (di tempat), mis. `x += ...`.",

@@ -210,7 +210,7 @@ def ffn_batch_independence(ctx):
     expect_batch_independent(ctx, obj, (x,))
 
 
-@check("ffn.no_inplace", assignment="encoder", target=FFN, category="api", points=1, needs=("ffn.shape",),
+@check("ffn.no_inplace", assignment="encoder", target=FFN, category="inputs_untouched", points=1, needs=("ffn.shape",),
        title=bilingual("Masukan tidak diubah", "The input is not modified"),
        hint=bilingual("Jangan mengubah x secara in-place (di tempat).", "Do not modify x in place."))
 def ffn_no_inplace(ctx):

@@ -459,7 +459,7 @@ def enc_batch_independence(ctx):
         expect_batch_independent(ctx, obj, (x,), call_many=call_many)
 
 
-@check("enc.no_inplace", assignment="encoder", target=ENC, category="api", points=1,
+@check("enc.no_inplace", assignment="encoder", target=ENC, category="inputs_untouched", points=1,
        needs=("enc.construct", "enc.sensitivity"),
        title=bilingual("Masukan tidak diubah", "The input is not modified"),
        hint=bilingual("Jangan menulis `x += ...` pada masukan; buat tensor baru (`h = x + ...`).",

@@ -304,7 +304,7 @@ def mha_batch_independence(ctx):
     expect_batch_independent(ctx, obj, (q, k, v), vary=(0, 1, 2))
 
 
-@check("mha.no_inplace", assignment="attention", target=MHA, category="api", points=1, needs=("mha.shape",),
+@check("mha.no_inplace", assignment="attention", target=MHA, category="inputs_untouched", points=1, needs=("mha.shape",),
        title=bilingual("Masukan tidak diubah", "Inputs are not modified"),
        hint=bilingual("Jangan mengubah q, k, v atau mask secara in-place (di tempat).",
                       "Do not modify q, k, v or mask in place."))

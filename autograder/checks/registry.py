@@ -59,7 +59,7 @@ CATEGORIES = (
     "api", "shape", "param_count", "numeric_vs_reference", "masking", "mask_convention",
     "permutation_equivariance", "causality", "memory_path", "layernorm_stats",
     "rows_sum_to_one", "hidden_config", "gradient_flow", "batch_independence", "dtype",
-    "device_agnostic", "sensitivity",
+    "device_agnostic", "inputs_untouched", "sensitivity",
 )
 GATE = "sensitivity"  # the category of every target's gate (see the rule above)
 DEGENERATE_SHARE = 0.20  # the most a degenerate target can earn, as a share of its points

@@ -13,7 +13,7 @@ avoid them, changes nothing). Passing costs at most about 15 worker requests per
 MultiHeadAttention is graded around its own scaled_dot_product_attention when it calls it (as
 ``mha.numeric`` is: that function's bug is charged to its own checks and ``mha.integration``).
 The blocks are compared exactly as written (their own sub-layers, the reference's weights), so
-a sub-layer's bug also shows here; ``mistakes.diagnose`` names it once, at its root.
+a sub-layer's bug also shows here; ``diagnosis.diagnose`` names it once, at its root.
 """
 
 import torch

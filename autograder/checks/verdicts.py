@@ -371,7 +371,7 @@ def expect_rows_sum_to_one(ctx, weights):
     tol = ctx.tolerance("property")
     sums = weights.double().sum(-1)
     if not torch.allclose(sums, torch.ones_like(sums), rtol=tol.rtol, atol=max(tol.atol, 1e-5)):
-        # which axis the softmax was taken over is named once, by mistakes.py (sdpa.softmax_axis)
+        # which axis the softmax was taken over is named once, by the diagnosis (sdpa.softmax_axis)
         fail(bilingual("Setiap baris bobot attention harus berjumlah 1: distribusi atas kunci (key).",
                        "Every row of the attention weights must sum to 1 (a distribution over the keys)."))
 

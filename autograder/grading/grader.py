@@ -7,8 +7,7 @@ import traceback
 
 import solutions
 from autograder import loading
-from autograder.checks import pictures
-from autograder.checks import mistakes, targets
+from autograder.checks import diagnosis, pictures, targets
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
@@ -53,7 +52,7 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         if session.load_info:
             problems.extend(student_error(e, e["origin"], loaded=loaded)
                             for e in session.load_info["errors"])
-        diagnoses = _advisory(mistakes.diagnose, session, plan, outcomes, started)
+        diagnoses = _advisory(diagnosis.diagnose, session, plan, outcomes, started)
         drawn = _advisory(pictures.collect, session, plan, outcomes, started)
     finally:
         session.close()
