@@ -228,11 +228,13 @@ def test_a_fault_in_a_check_exits_3_and_is_reported(tmp_path):
     course.write_text('[assignments.faulty]\nnotebook = "attention.ipynb"\n')
     driver = textwrap.dedent("""
         import sys
-        from autograder.checks import registry
+        from autograder.checks import registry, targets
         from autograder.checks.registry import check
         from autograder.texts import bilingual as text
         registry._load_all()
         t = text("t", "t")
+        targets.declare(targets.Target("x", targets.FUNCTION, "faulty", "faulty", print,
+                                       targets.Signature("x()")))
         @check("faulty.ok", assignment="faulty", target="x", category="api", points=1, title=t, hint=t)
         def ok(ctx):
             pass

@@ -1,8 +1,15 @@
-"""The check registry and the checks of every assignment.
+"""The pipeline's checking step: what is graded and how, all in the trusted process.
 
-``MODULES`` lists the check modules, in the order their checks are declared and listed;
-shared verdicts are in verdicts.py (any target) and attention_calls.py (attention only), what a
-check works with in context.py and recorded.py, the registry in registry.py.
+- ``targets``: one declaration per graded target (the contract's functions and classes);
+- ``registry``: every check, declared once with its points, category and texts (``@check``);
+- the check modules in ``MODULES``, in the order their checks are declared and listed;
+  ``search`` is the generic size search the ``sizes`` checks run;
+- what a check works with: ``context`` (the student's session, inputs, the reference),
+  ``recorded`` (recorded sub-layer calls), ``verdicts`` (shared verdicts, any target),
+  ``attention_calls`` (shared by the attention checks only), ``reference_weights``;
+- after the checks, advisory only: ``diagnosis`` names the catalogued mistake
+  (``catalogue``) behind failed checks, using each target's model (``variants``);
+  ``pictures`` collects the numbers the feedback draws.
 """
 
 import importlib

@@ -56,7 +56,7 @@ def _m(mistake_id, home, title, hint, variants=(), explains=VALUES, triggers=Non
 
 
 # -- the catalogue ------------------------------------------------------------------------------
-CATALOGUE = (
+CATALOGUE = [
     # scaled_dot_product_attention
     _m("sdpa.missing_scale", SDPA,
        ("Skor attention dihitung tanpa skala 1/√d_k.",
@@ -451,13 +451,13 @@ CATALOGUE = (
         "Take every size from the arguments (`d_model`, `num_heads`, `d_ff`) and from the input's "
         "shape (`x.size(1)`), never numbers such as 16, 4, 32 or 5."),
        (), VALUES | {"shape", "param_count", "masking", "mask_convention"}),
-)
+]
 BY_ID = {m.id: m for m in CATALOGUE}
 
 
 def declare(mistake):
-    """Add a mistake to the catalogue (a course's own, or a test's); returns it."""
-    global CATALOGUE
-    CATALOGUE = tuple(m for m in CATALOGUE if m.id != mistake.id) + (mistake,)
+    """Add a mistake to the catalogue (a course's own, or a test's), or replace the one with
+    its id; returns it."""
+    CATALOGUE[:] = [m for m in CATALOGUE if m.id != mistake.id] + [mistake]
     BY_ID[mistake.id] = mistake
     return mistake

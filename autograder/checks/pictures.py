@@ -26,7 +26,7 @@ import functools
 
 import torch
 
-import solutions
+from autograder.checks import targets
 from autograder.checks.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.texts import bilingual
@@ -37,6 +37,18 @@ MAX_ROWS = 24  # a causality picture with more rows is unreadable (and would not
 CHANGED = 1e-4  # a change above this counts as "changed" in the causality picture
 
 
+DRAWINGS = []  # (target, the check that must have passed, drawing), in the order shown
+
+
+def drawing(target, after):
+    """Declare the decorated ``draw(session, sizes)`` as pictures of ``target``, drawn when
+    the check ``after`` passed; the feedback shows them in the order they are declared."""
+    def register(draw):
+        DRAWINGS.append((target, after, draw))
+        return draw
+    return register
+
+
 class _Skip(Exception):
     """This picture cannot be drawn for this student (wrong type or shape, ...)."""
 
@@ -44,10 +56,10 @@ class _Skip(Exception):
 def collect(session, plan, outcomes):
     """The pictures for the targets of ``outcomes`` whose code can be called at all."""
     passed = {o.check.id for o in outcomes if o.passed}
-    targets = {o.check.target for o in outcomes}
+    graded = {o.check.target for o in outcomes}
     pictures = []
     for target, needs, draw in DRAWINGS:
-        if target not in targets or needs not in passed:
+        if target not in graded or needs not in passed:
             continue
         drawn = []
         try:
@@ -108,14 +120,15 @@ def _picture(kind, target, title, **data):
 
 
 # -- the drawings --------------------------------------------------------------------------------
+@drawing(targets.SDPA, after="sdpa.present")
 def sdpa_weights(session, sizes):
     t, d_k = sizes.length, sizes.d_model // sizes.num_heads
     generator = _generator("sdpa")
     q, k, v = (_randn(generator, 1, t, d_k) for _ in range(3))
-    mask = solutions.causal_mask(t)
+    mask = targets.REFERENCES.causal_mask(t)
     _, weights = _pair(session.call("scaled_dot_product_attention", q, k, v, mask=mask))
     weights = _tensor(weights, (1, t, t))
-    _, expected = solutions.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
+    _, expected = targets.REFERENCES.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
     yield _picture("attention_weights", "scaled_dot_product_attention", bilingual(
         f"Bobot attention dengan mask kausal (q, k, v berbentuk (1, {t}, {d_k}))",
         f"Attention weights with a causal mask (q, k, v of shape (1, {t}, {d_k}))"),
@@ -126,14 +139,15 @@ def sdpa_weights(session, sizes):
 @functools.lru_cache(maxsize=4)  # public inputs and the reference only: the same for everyone
 def _mha_reference(sizes):
     d, h, t = sizes.d_model, sizes.num_heads, sizes.length
-    reference = deterministic_weights(solutions.MultiHeadAttention(d, h).eval(), SEED)
+    reference = deterministic_weights(targets.REFERENCES.MultiHeadAttention(d, h).eval(), SEED)
     x = _randn(_generator("mha"), 1, t, d)
-    mask = solutions.causal_mask(t)
+    mask = targets.REFERENCES.causal_mask(t)
     with torch.no_grad():
         _, expected = copy.deepcopy(reference).double()(x.double(), x.double(), x.double(), mask=mask)
     return reference.requires_grad_(False), x, mask, expected
 
 
+@drawing(targets.MHA, after="mha.construct")
 def mha_weights(session, sizes):
     d, h, t = sizes.d_model, sizes.num_heads, sizes.length
     reference, x, mask, expected = _mha_reference(sizes)
@@ -147,10 +161,11 @@ def mha_weights(session, sizes):
         same_weights=same)
 
 
+@drawing(targets.PE, after="pe.present")
 def pe_values(session, sizes):
     length, d = sizes.length, sizes.d_model
     value = _tensor(session.call("positional_encoding", length, d), (length, d))
-    expected = solutions.positional_encoding(length, d).double()
+    expected = targets.REFERENCES.positional_encoding(length, d).double()
     yield _picture("positional_encoding", "positional_encoding", bilingual(
         f"positional_encoding({length}, {d}): posisi × fitur",
         f"positional_encoding({length}, {d}): positions × features"),
@@ -163,7 +178,7 @@ def _decoder_reference(sizes):
     what the reference gives on them."""
     d, h, d_ff = sizes.d_model, sizes.num_heads, sizes.d_ff
     t_dec, t_src = sizes.decoder_length, sizes.length
-    reference = deterministic_weights(solutions.DecoderBlock(d, h, d_ff).eval(), SEED)
+    reference = deterministic_weights(targets.REFERENCES.DecoderBlock(d, h, d_ff).eval(), SEED)
     generator = _generator("decoder")
     x, memory = _randn(generator, 1, t_dec, d), _randn(generator, 1, t_src, d)
     inputs = [x]
@@ -179,6 +194,7 @@ def _decoder_reference(sizes):
     return reference.requires_grad_(False), inputs, memory, expected_weights, changes
 
 
+@drawing(targets.DEC, after="dec.construct")
 def decoder_pictures(session, sizes):
     d, h, d_ff = sizes.d_model, sizes.num_heads, sizes.d_ff
     t_dec, t_src = sizes.decoder_length, sizes.length
@@ -213,12 +229,3 @@ def decoder_pictures(session, sizes):
 
 def numbers_bool(mask):
     return [[bool(value) for value in row] for row in mask]
-
-
-# (target, the check that must have passed, drawing): in the order the feedback shows them.
-DRAWINGS = (
-    ("scaled_dot_product_attention", "sdpa.present", sdpa_weights),
-    ("MultiHeadAttention", "mha.construct", mha_weights),
-    ("positional_encoding", "pe.present", pe_values),
-    ("DecoderBlock", "dec.construct", decoder_pictures),
-)

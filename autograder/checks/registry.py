@@ -7,6 +7,8 @@
 
 The rule a check follows:
 
+- It is about one declared target (``targets.py``: the contract's function or class, its
+  reference, sub-modules, parameters and sizes), and its id is ``<the target's prefix>.<what>``.
 - It is a function of one ``Context`` (context.py) and nothing else: the student's code is
   reached only through ``ctx`` (``ctx.new``, ``ctx.call``, ``ctx.session``), sizes and
   tolerances only through ``ctx.chapter``, ``ctx.hidden`` and ``ctx.tolerance(name)``.
@@ -53,6 +55,7 @@ The rule a check follows:
 from dataclasses import dataclass, fields, replace
 from typing import Callable
 
+from autograder.checks import targets
 from autograder.texts import Bilingual, bilingual
 
 CATEGORIES = (
@@ -139,6 +142,11 @@ REGISTRY: dict = {}
 
 
 def check(check_id, *, assignment, target, category, points, title, hint, needs=()):
+    declared_target = targets.TARGETS.get(target)
+    if declared_target is None:
+        raise ValueError(f"{check_id}: its target {target!r} is not declared (checks/targets.py)")
+    if not check_id.startswith(declared_target.prefix + "."):
+        raise ValueError(f"{check_id}: the checks of {target} are named {declared_target.prefix}.<what>")
     if category not in CATEGORIES:
         raise ValueError(f"{check_id}: unknown category {category!r}")
     if check_id in REGISTRY:
