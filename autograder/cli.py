@@ -36,7 +36,7 @@ from autograder.texts import clean
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
 # What ``grade`` writes into --out (reports.write_student, reports.write_batch, class_report.write),
-# named on its last line; scripts/docs.py checks them against the files a real run leaves.
+# named on its last line; scripts/docs.py checks that the line names every file a real run writes.
 STUDENT_FILES = ("feedback.md", "feedback.html", "results.json", "record.json")
 CLASS_FILES = ("report.html", "report.json", "gradebook.csv", "summary.json")
 
@@ -288,7 +288,7 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
     for result in graded.results:
         print(f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
-    _say(out, f"Reports in {args.out}: <student>/{', '.join(STUDENT_FILES)}; "
+    _say(out, f"Reports in {args.out}{os.sep}: <student>/{', '.join(STUDENT_FILES)}; "
               f"for the class {', '.join(CLASS_FILES)}")
     faulted = [clean(r.student) for r in graded.results if r.status == "grader_error"]
     if faulted:
