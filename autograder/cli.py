@@ -288,8 +288,8 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
     for result in graded.results:
         print(f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
-    _say(out, f"Reports in {args.out}{os.sep}: <student>/{', '.join(STUDENT_FILES)}; "
-              f"for the class {', '.join(CLASS_FILES)}")
+    _say(out, f"Reports: {args.out / '<student>'}{os.sep} ({', '.join(STUDENT_FILES)}); "
+              + "; ".join(str(args.out / name) for name in CLASS_FILES))
     faulted = [clean(r.student) for r in graded.results if r.status == "grader_error"]
     if faulted:
         _say(err, f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "
