@@ -169,14 +169,23 @@ def code(text):
 
 # -- generators -------------------------------------------------------------------------------
 GENERATORS = {}
+EXAMPLE_GENERATORS = set()  # the generators that read the example run
 
 
-def generator(name):
+def generator(name, example=False):
     def register(function):
         GENERATORS[name] = function
+        if example:
+            EXAMPLE_GENERATORS.add(name)
         return function
 
     return register
+
+
+def needs_example(texts):
+    """Whether any region of ``texts`` reads the example run."""
+    return any(spec.split()[0] in EXAMPLE_GENERATORS
+               for text in texts for *_, spec, _ in regions(text) if spec.split())
 
 
 @generator("assignments")
@@ -484,13 +493,13 @@ def gen_statuses(ctx, args, old):
     return keyed_table(["status", "meaning"], [[code(v)] for v in values], old)
 
 
-@generator("example-command")
+@generator("example-command", example=True)
 def gen_example_command(ctx, args, old):
     """The example run's command, as typed from the repository root."""
     return fence("autograder " + " ".join(EXAMPLE_COMMAND), "bash")
 
 
-@generator("example-output")
+@generator("example-output", example=True)
 def gen_example_output(ctx, args, old):
     """What the example run prints on stdout (the score table, a Points line per student, the
     report files); checks that the files it names are the files it wrote."""
@@ -509,7 +518,7 @@ def _check_named_files(stdout, out):
                              f"{', '.join(missing)}: {last!r}")
 
 
-@generator("example-files")
+@generator("example-files", example=True)
 def gen_example_files(ctx, args, old):
     """The files the example run wrote, as a tree, with one student's folder expanded."""
     stdout, out = ctx.example
@@ -524,7 +533,7 @@ def gen_example_files(ctx, args, old):
     return fence("\n".join(lines))
 
 
-@generator("example-file")
+@generator("example-file", example=True)
 def gen_example_file(ctx, args, old):
     """example-file PATH [LANGUAGE]: one file of the example run as it is (e.g. budi/feedback.md)."""
     stdout, out = ctx.example
@@ -573,7 +582,7 @@ def _deep_merge(into, item):
             into[key] = value
 
 
-@generator("fields")
+@generator("fields", example=True)
 def gen_fields(ctx, args, old):
     """fields FILE DEPTH: the fields of one JSON report file of the example run (every
     student's merged), their JSON type, and what they mean (kept)."""
@@ -592,7 +601,7 @@ def gen_fields(ctx, args, old):
                        optional)
 
 
-@generator("gradebook-columns")
+@generator("gradebook-columns", example=True)
 def gen_gradebook_columns(ctx, args, old):
     """The columns of gradebook.csv in the example run (its header), meaning kept."""
     stdout, out = ctx.example
@@ -602,6 +611,23 @@ def gen_gradebook_columns(ctx, args, old):
     if any(h in ids for h in header):
         rows.append([code("CHECK ID")])
     return keyed_table(["column", "meaning"], rows, old)
+
+
+@generator("source")
+def gen_source(ctx, args, old):
+    """source PATH NAME: the definition of a function or class NAME (with its decorators) in a
+    file of the repository, as it is, e.g. a check beside its @check declaration."""
+    import ast
+    import textwrap
+
+    path, name = args
+    text = (ROOT / path).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            lines = text.splitlines()[first - 1:node.end_lineno]
+            return fence(textwrap.dedent("\n".join(lines)), "python")
+    raise GeneratorError(f"{path} defines no function or class {name!r}")
 
 
 @generator("file")
@@ -744,8 +770,7 @@ def doc_files():
 def check(ctx, paths):
     """[(path, problem)]: stale or unfinished regions and hand-written numbers."""
     texts = {path: Path(path).read_text(encoding="utf-8") for path in paths}
-    if any("example-" in spec or spec.startswith(("fields", "gradebook-columns"))
-           for text in texts.values() for *_, spec, _ in regions(text)):
+    if needs_example(texts.values()):
         ctx.start_example()  # in the background while the rest is made
     problems = []
     for path, text in texts.items():
@@ -780,10 +805,8 @@ def main(argv=None):
     ctx = Context()
     try:
         if not args.check:
-            for path in paths:
-                text = path.read_text(encoding="utf-8")
-                if any(("example-" in s or s.startswith(("fields", "gradebook"))) for *_, s, _ in regions(text)):
-                    ctx.start_example()
+            if needs_example(path.read_text(encoding="utf-8") for path in paths):
+                ctx.start_example()
             for path in paths:
                 text = path.read_text(encoding="utf-8")
                 new, _ = regenerate(ctx, text)
