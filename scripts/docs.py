@@ -87,7 +87,9 @@ class Context:
         self._folder = Path(tempfile.mkdtemp(prefix="docs-example-"))
         shutil.copytree(ROOT / "examples" / "submissions", self._folder / "examples" / "submissions")
         env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_COURSE"}
-        env.update(PYTHONUTF8="1", COLUMNS=EXAMPLE_COLUMNS)
+        # this checkout's kit, whichever one the interpreter has installed
+        env.update(PYTHONUTF8="1", COLUMNS=EXAMPLE_COLUMNS,
+                   PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), env.get("PYTHONPATH")))))
         self._run = subprocess.Popen(
             [sys.executable, "-m", "autograder", *EXAMPLE_COMMAND, "--course", str(ROOT / "course.toml")],
             cwd=self._folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
