@@ -35,6 +35,10 @@ from autograder.records import RESULT_STATUSES
 from autograder.texts import clean
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
+# What ``grade`` writes into --out (reports.write_student, reports.write_batch, class_report.write),
+# named on its last line; scripts/docs.py checks that the line names every file a real run writes.
+STUDENT_FILES = ("feedback.md", "feedback.html", "results.json", "record.json")
+CLASS_FILES = ("report.html", "report.json", "gradebook.csv", "summary.json")
 
 class UsageError(Exception):
     pass
@@ -284,8 +288,8 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
     for result in graded.results:
         print(f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
-    _say(out, f"Reports: {args.out}/<student>/feedback.md and results.json; "
-              f"{args.out / 'gradebook.csv'}; {args.out / 'summary.json'}")
+    _say(out, f"Reports: {args.out / '<student>'}{os.sep} ({', '.join(STUDENT_FILES)}); "
+              + "; ".join(str(args.out / name) for name in CLASS_FILES))
     faulted = [clean(r.student) for r in graded.results if r.status == "grader_error"]
     if faulted:
         _say(err, f"autograder: the grader itself failed for {', '.join(faulted)} (see the messages "

@@ -1,5 +1,5 @@
 """Milliseconds per submission for each assignment: andi's example notebooks graded in-process
-(``autograder.grading.grade``) N times after one warm-up. Prints the wall time and the CPU time of
+(``autograder.grading.grader.grade``) N times after one warm-up. Prints the wall time and the CPU time of
 the grader and its worker together (the latter hardly depends on how loaded the machine is).
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/per_submission.py [--n 10] [--checks-only]
@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 
-import autograder.grading as grading
+from autograder.grading import grader as grading
 from autograder import plan as plans
 from autograder.loading import Submission
 from autograder.sandbox import session as sessions

@@ -71,6 +71,6 @@ for assignment in $assignments; do
   "$VENV/bin/autograder" grade examples/submissions --assignment "$assignment" --out "$out"
 done
 echo
-echo "setup: done. Reports are in reports/examples/<assignment>/ (feedback.md and results.json"
-echo "per student, gradebook.csv and summary.json per assignment). Run the tests with:"
+echo "setup: done. Reports are in reports/examples/<assignment>/ (open report.html; each file is"
+echo "described in docs/reports.md). Run the tests with:"
 echo "  .venv/bin/python -m pytest -q"
