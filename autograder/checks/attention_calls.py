@@ -8,7 +8,8 @@ import torch.nn.functional as F
 
 from autograder.checks.recorded import blocked
 from autograder.checks.registry import OUTPUT, WEIGHTS, fail
-from autograder.checks.verdicts import differs, expect_depends, expect_finite_somewhere, tensors
+from autograder.checks.verdicts import (expect_finite_somewhere, fail_ignores, fair_share, movement,
+                                       tensors)
 from autograder.texts import bilingual
 
 
@@ -18,20 +19,25 @@ VALUE = (bilingual("nilai (value) v", "the value v"), bilingual("v diabaikan", "
 BOTH = bilingual("Keluaran maupun bobot attention", "The output and the attention weights")
 
 
-def expect_attention_computes(ctx, results):
+def expect_attention_computes(ctx, results, reference):
     """The gate of an attention (function or module): ``results`` of calls on (q, k, v),
-    (q', k, v), (q, k', v), (q, k, v'). What it returns responds to each of q, k and v (in
-    whichever order it returns output and weights: a swapped pair is the shape check's
-    business), and neither item is NaN or inf everywhere."""
+    (q', k, v), (q, k', v), (q, k, v'), ``reference`` the reference's on the same inputs (and
+    weights). For each of q, k and v, what it returns moves by a fair share of what the
+    reference's output or weights move (``verdicts.fair_share``; in whichever order it returns
+    output and weights: a swapped pair is the shape check's business), and neither item is NaN
+    or inf everywhere."""
     pairs = [tensors(r, 2) for r in results]
     if any(p is None for p in pairs):
         return
     (out, weights), *changed = pairs
     expect_finite_somewhere(weights, WEIGHTS)
     expect_finite_somewhere(out, OUTPUT)
-    for (out2, weights2), on in zip(changed, (QUERY, KEY, VALUE)):
-        if not (differs(out, out2) or differs(weights, weights2)):
-            expect_depends(out, out2, BOTH, on)
+    (ref_out, ref_weights), *ref_changed = reference
+    for (out2, weights2), (ref_out2, ref_weights2), on in zip(changed, ref_changed, (QUERY, KEY, VALUE)):
+        moved = max(movement(out, out2), movement(weights, weights2))
+        wanted = [m for m in (movement(ref_out, ref_out2), movement(ref_weights, ref_weights2)) if m > 0]
+        if wanted and not fair_share(moved, min(wanted)):
+            fail_ignores(BOTH, on)
 
 
 # -- MultiHeadAttention around its own scaled_dot_product_attention -----------------------------

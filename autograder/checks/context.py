@@ -123,6 +123,20 @@ class Context:
             fail(bilingual(f"Bentuk parameter tidak sesuai: {details}.",
                            f"Parameters with an unexpected shape: {details}."))
 
+    def gate_module(self, name, *args, **kwargs):
+        """(student's module, reference module) for a gate, which measures the student's
+        module against the reference on the same inputs: the reference's weights are copied in
+        where the module's own parameters fit (a declared sub-layer of another layout keeps its
+        own, as ``block``), else the module keeps all its own (a layout of its own is no
+        degeneracy: the checks after the gate name it). The reference is shared: read it only."""
+        ref, values = self._shared_entry(name, args, kwargs, None)
+        lenient = tuple(path + "." for path in targets.get(name).sublayers) or None
+        obj, missing, mismatched = self.session.new_with_params(name, args, kwargs, values)
+        misfit = [p for p in missing + [p for p, _ in mismatched] if not lenient or not p.startswith(lenient)]
+        if misfit:
+            obj = self.session.new(name, *args, **kwargs)
+        return obj, ref
+
     def with_own_sublayers(self, name, *args, dtype=None, **kwargs):
         """(student's module, reference module) holding the same weights, the student's module
         exactly as written: its own sub-layers, if it has any. The reference module is shared

@@ -29,7 +29,8 @@ the contract's hands the block a check-made stand-in of the right shape instead.
 import torch
 
 from autograder.checks.verdicts import (
-    computes, differs, expect_batch_independent, expect_depends, expect_finite_somewhere,
+    expect_mixes_tokens, one_token_changed,
+    computes, fair_share, movement, expect_batch_independent, expect_depends, expect_finite_somewhere,
     expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
     expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, 
     HINT_GATE_BLOCK, tensors,
@@ -239,22 +240,28 @@ def dec_sensitivity(ctx):
     or is NaN everywhere. Ignoring only the memory is one bug, which dec.memory_path names."""
     c = ctx.chapter
     (x, memory), (x2, memory2) = decoder_inputs(ctx, c), decoder_inputs(ctx, c)
+    places, changed = zip(*one_token_changed(x, x2))
     offered = standins(ctx, x, memory, c.num_heads)  # the same stand-ins for every input
 
     def run():
-        obj = ctx.new(DEC, *dec_args(c))
-        runs = ctx.record_many([block_run(ctx, obj, a, m, c.num_heads, offered)
-                                for a, m in ((x, memory), (x2, memory), (x, memory2))])
+        obj, ref = ctx.gate_module(DEC, *dec_args(c))
+        inputs = ((x, memory), (x2, memory), (x, memory2), *((y, memory) for y in changed))
+        runs = ctx.record_many([block_run(ctx, obj, a, m, c.num_heads, offered) for a, m in inputs])
         outs = [tensors(result, 1) for result, _ in runs]
         if None in outs:
             return  # another form: dec.shape names it
-        (out,), (out_x,), (out_m,) = outs
+        (out,), (out_x,), (out_m,), *outs_changed = outs
+        with torch.no_grad():
+            ref_out, ref_x, ref_m, *refs_changed = (ref(a, m)[0] for a, m in inputs)
         expect_finite_somewhere(out, OUTPUT)
-        by_memory = differs(out, out_m)
+        by_memory = fair_share(movement(out, out_m), movement(ref_out, ref_m))
         if not by_memory:
             expect_depends(out, out_x, OUTPUT, (bilingual("x atau memori", "x or the memory"),
-                                                 bilingual("keduanya diabaikan", "both are ignored")))
-        expect_not_identity(out, x, out_x, x2, moved_otherwise=by_memory)
+                                                 bilingual("keduanya diabaikan", "both are ignored")),
+                           (ref_out, ref_x))
+        expect_not_identity(out, x, out_x, x2, (ref_out, ref_x), moved_otherwise=by_memory)
+        expect_mixes_tokens(out, [o for o, in outs_changed], ref_out, refs_changed, places,
+                            [call for _, records in runs[3:] for call in records.of("self_attn")])
     computes(ctx, run)
 
 

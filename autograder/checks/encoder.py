@@ -4,12 +4,13 @@
 import torch
 
 from autograder.checks.verdicts import (
+    expect_spread,
     computes, expect_batch_independent, expect_depends, expect_finite_somewhere, expect_float64,
     expect_gradient_flow, expect_inputs_untouched, expect_not_identity, expect_param_count,
-    expect_present, expect_runs_on_meta, expect_submodules, GATE_TAIL, HINT_GATE,
+    expect_present, expect_runs_on_meta, expect_submodules, HINT_GATE,
     tensors, X,
 )
-from autograder.checks.registry import OUTPUT, check, fail
+from autograder.checks.registry import OUTPUT, check
 from autograder.checks.targets import FFN, PE, ffn_parameters
 from autograder.texts import bilingual
 
@@ -45,11 +46,13 @@ def pe_sensitivity(ctx):
         what = f"positional_encoding({length}, {d_model})"
         expect_finite_somewhere(pe, what)
         rows = pe[pe.isfinite().all(dim=-1)] if pe.dim() == 2 else pe
-        if rows.shape[0] < 2 or bool((rows == rows[:1]).all()):
-            fail(bilingual(f"{what} memberi vektor yang sama untuk setiap posisi, jadi posisi token "
-                           "tidak dapat dibedakan." + GATE_TAIL.id,
-                           f"{what} gives every position the same vector, so the positions of tokens "
-                           "cannot be told apart." + GATE_TAIL.en))
+        reference = ctx.reference.positional_encoding(length, d_model).double()
+        spread_over_positions = rows - rows.mean(dim=0) if rows.shape[0] >= 2 else rows * 0
+        expect_spread(spread_over_positions, reference - reference.mean(dim=0), bilingual(
+            f"{what} memberi (hampir) vektor yang sama untuk setiap posisi, jadi posisi token "
+            "tidak dapat dibedakan.",
+            f"{what} gives every position (almost) the same vector, so the positions of tokens "
+            "cannot be told apart."))
     computes(ctx, run)
 
 
@@ -113,8 +116,10 @@ def ffn_construct(ctx):
        title=bilingual("Keluaran bergantung pada x, tetapi tidak sama dengan x",
                        "The output depends on x and is not x itself"), hint=HINT_GATE)
 def ffn_sensitivity(ctx):
-    obj = ctx.new(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
+    obj, ref = ctx.gate_module(FFN, ctx.chapter.d_model, ctx.chapter.d_ff)
     x, x2 = (ctx.randn(2, 5, ctx.chapter.d_model, scale=2.0) for _ in range(2))
+    with torch.no_grad():
+        reference = ref(x), ref(x2)
 
     def run():
         outs = [tensors(r, 1) for r, _ in ctx.record_many([{"target": obj, "args": [a]} for a in (x, x2)])]
@@ -122,8 +127,8 @@ def ffn_sensitivity(ctx):
             return  # another form: ffn.shape names it
         (out,), (out2,) = outs
         expect_finite_somewhere(out, OUTPUT)
-        expect_depends(out, out2, OUTPUT, X)
-        expect_not_identity(out, x, out2, x2)
+        expect_depends(out, out2, OUTPUT, X, reference)
+        expect_not_identity(out, x, out2, x2, reference)
     computes(ctx, run)
 
 

@@ -30,6 +30,7 @@ graded. Sub-layers with another parameter layout keep their own parameters (``ct
 import torch
 
 from autograder.checks.verdicts import (
+    expect_mixes_tokens, one_token_changed,
     computes, expect_batch_independent, expect_depends, expect_finite_somewhere,
     expect_gradients_consistent, expect_inputs_untouched, expect_not_identity,
     expect_param_count, expect_present, expect_runs_on_meta, expect_submodules, 
@@ -187,19 +188,26 @@ def enc_construct(ctx):
 def enc_sensitivity(ctx):
     c = ctx.chapter
     x, x2 = ctx.randn(2, 5, c.d_model), ctx.randn(2, 5, c.d_model)
-    offered = standins(ctx, x, c.num_heads)  # the same stand-ins for both inputs
+    places, changed = zip(*one_token_changed(x, x2))
+    offered = standins(ctx, x, c.num_heads)  # the same stand-ins for every input
 
     def run():
         for prenorm in (False, True):
-            obj = ctx.new(ENC, *enc_args(c), prenorm=prenorm)
-            outs = [tensors(result, 1) for result, _ in ctx.record_many(
-                [block_run(ctx, obj, inputs, c.num_heads, offered=offered) for inputs in (x, x2)])]
+            obj, ref = ctx.gate_module(ENC, *enc_args(c), prenorm=prenorm)
+            runs = ctx.record_many([block_run(ctx, obj, inputs, c.num_heads, offered=offered)
+                                    for inputs in (x, x2, *changed)])
+            outs = [tensors(result, 1) for result, _ in runs]
             if None in outs:
                 continue  # another form: enc.shape names it
-            (out,), (out2,) = outs
+            (out,), (out2,), *outs_changed = outs
+            with torch.no_grad():
+                reference = ref(x), ref(x2)
+                reference_changed = [ref(y) for y in changed]
             expect_finite_somewhere(out, OUTPUT)
-            expect_depends(out, out2, OUTPUT, X)
-            expect_not_identity(out, x, out2, x2)
+            expect_depends(out, out2, OUTPUT, X, reference)
+            expect_not_identity(out, x, out2, x2, reference)
+            expect_mixes_tokens(out, [o for o, in outs_changed], reference[0], reference_changed, places,
+                                [call for _, records in runs[2:] for call in records.of("attn")])
     computes(ctx, run)
 
 

@@ -120,10 +120,13 @@ def mha_construct(ctx):
                        "The weights depend on q and k, the output on v"), hint=HINT_GATE)
 def mha_sensitivity(ctx):
     d, h = ctx.chapter.d_model, ctx.chapter.num_heads
-    obj = ctx.new(MHA, d, h)  # its own weights: a layout of its own is no degeneracy
+    obj, ref = ctx.gate_module(MHA, d, h)
     (q, q2), (k, k2), (v, v2) = ((ctx.randn(2, t, d), ctx.randn(2, t, d)) for t in (5, 7, 7))
-    runs = [{"target": obj, "args": list(a)} for a in ((q, k, v), (q2, k, v), (q, k2, v), (q, k, v2))]
-    computes(ctx, lambda: expect_attention_computes(ctx, [r for r, _ in ctx.record_many(runs)]))
+    inputs = ((q, k, v), (q2, k, v), (q, k2, v), (q, k, v2))
+    runs = [{"target": obj, "args": list(a)} for a in inputs]
+    with torch.no_grad():
+        reference = [ref(*a) for a in inputs]
+    computes(ctx, lambda: expect_attention_computes(ctx, [r for r, _ in ctx.record_many(runs)], reference))
 
 
 @check("mha.divisibility_error", assignment="attention", target=MHA, category="api", points=1,

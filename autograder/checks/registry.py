@@ -21,20 +21,25 @@ The rule a check follows:
 - It runs only when every check in ``needs`` passed; those are declared before it.
 - Points go to code that computes (the gate). Every target has exactly one check of category
   ``sensitivity``, its *gate*, declared right after the checks that only read the definition
-  (``*.present``, ``*.construct``), which it needs. It fails only for degenerate code: results
-  that do not respond to an input they must depend on (an attention's output and weights to each
-  of q, k and v; a feed-forward or encoder block to x; a decoder block to x or the memory, since
-  ignoring only the memory is one bug, ``dec.memory_path``'s), an output that is its input plus
-  something fixed (``out - x`` independent of x), or that holds nothing but NaN or inf; a causal
-  mask or positional encoding that is the same everywhere. It never compares with the
-  reference, so a submission with one real bug (a missing scale, ReLU for GELU, an inverted
-  mask, a sub-layer's NaN row) passes it and is charged once, by the check that names the bug;
-  an error raised by the student's code passes it too (the checks after it name the error). Every
-  other check of the target needs the gate, directly or through another check, except those the
-  budget allows: the points a degenerate target can still earn (its checks that do not need the
-  gate, plus the gate's own) are at most ``DEGENERATE_SHARE`` of the target's points.
+  (``*.present``, ``*.construct``), which it needs. The gate *measures* against the reference
+  (``GATE_SHARE``): on the gate's inputs, with the reference's weights copied in wherever they fit,
+  whatever must respond to an input moves, under the gate's change of that input, by at least
+  ``GATE_SHARE`` of what the reference's output moves (mean absolute change): an attention's
+  output or weights for each of q, k and v; a feed-forward or encoder block's output for x; a
+  decoder block's for x or the memory (ignoring only the memory is one bug, ``dec.memory_path``'s).
+  ``out - x`` must move by that share of the reference's ``out - x`` (not the input plus
+  something fixed or tiny); a causal mask's or positional encoding's values must spread over
+  the positions by that share of the reference's spread; and an output must not be NaN or inf
+  everywhere. So degenerate code plus a small term that depends on the input (1e-3·q) fails the
+  gate like the degenerate code itself. It never compares values with the reference, so a
+  submission with one real bug (a missing scale, ReLU for GELU, an inverted mask, a sub-layer's
+  NaN row) passes it and is charged once, by the check that names the bug; an error raised by
+  the student's code passes it too (the checks after it name the error). Every other check of
+  the target needs the gate, directly or through another check, except those the budget allows:
+  the points a degenerate target can still earn (its checks that do not need the gate, plus the
+  gate's own) are at most ``DEGENERATE_SHARE`` of the target's points.
   ``tests/test_corpus.py`` computes this budget from the registry for every target, and grades
-  degenerate submissions (``tests/corpus/*/degenerate``) against it.
+  degenerate submissions (``tests/corpus/*/degenerate``, ``tests/hostile/gate_*``) against it.
 - Its points are the registry's unless course.toml overrides them (``autograder.plan``).
 - A check module imports from ``registry``, ``context``, ``recorded``, ``verdicts``,
   ``attention_calls`` and ``autograder.texts``, never from another check module: what more than
@@ -66,6 +71,7 @@ CATEGORIES = (
 )
 GATE = "sensitivity"  # the category of every target's gate (see the rule above)
 DEGENERATE_SHARE = 0.20  # the most a degenerate target can earn, as a share of its points
+GATE_SHARE = 0.10  # what a gate asks: this share of the reference's movement (see the rule above)
 
 def label(what):
     """(Indonesian, English) names of a thing: a Bilingual or a code identifier."""

@@ -3,10 +3,12 @@ trusted process): the contract's names and parameters, gradients, batch independ
 left as they were, devices, float64, masks, and the gate's rules. Check modules import from
 here, never from each other; what only the attention checks share is in ``attention_calls``."""
 
+import math
+
 import torch
 
 from autograder.checks import targets
-from autograder.checks.registry import OUTPUT, fail, label
+from autograder.checks.registry import GATE_SHARE, OUTPUT, fail, label
 from autograder.sandbox.wire import RemoteTensor
 from autograder.texts import bilingual
 
@@ -492,12 +494,28 @@ def tensors(result, count):
     return items
 
 
-def differs(a, b, tol=1e-5):
-    """The same output for two inputs differs somewhere both are finite (or in shape)."""
+def movement(a, b):
+    """How far an output moved between two calls: the mean absolute change where both are
+    finite (0 where none is); a change of shape is a movement without measure (inf)."""
     if a.shape != b.shape:
-        return True
+        return math.inf
     both = torch.isfinite(a) & torch.isfinite(b)
-    return bool(both.any()) and float((a.double() - b.double())[both].abs().max()) > tol
+    if not bool(both.any()):
+        return 0.0
+    return float((a.double() - b.double())[both].abs().mean())
+
+
+def spread(value):
+    """How far the finite values of one output lie from their mean (mean absolute deviation)."""
+    finite = value.double()[torch.isfinite(value)]
+    if not finite.numel():
+        return 0.0
+    return float((finite - finite.mean()).abs().mean())
+
+
+def fair_share(moved, reference_moved):
+    """``moved`` is at least ``GATE_SHARE`` of what the reference moved (which must be > 0)."""
+    return reference_moved > 0 and moved > 0 and moved >= GATE_SHARE * reference_moved
 
 
 def expect_finite_somewhere(value, what):
@@ -507,28 +525,86 @@ def expect_finite_somewhere(value, what):
                        f"Every value of {w_en[:1].lower() + w_en[1:]} is NaN or inf." + GATE_TAIL.en))
 
 
-def expect_depends(base, changed, what, on):
+def expect_depends(base, changed, what, on, reference):
     """``base`` and ``changed``: the output ``what`` for inputs that differ only in ``on``, an
-    (input, verdict) pair of Bilingual, e.g. ("kueri (query) q", "q diabaikan")."""
-    if not differs(base, changed):
-        w_id, w_en = label(what)
-        (o_id, o_en), (s_id, s_en) = label(on[0]), label(on[1])
-        fail(bilingual(f"{w_id} tetap sama persis ketika {o_id} diganti dengan angka lain: {s_id}."
-                       + GATE_TAIL.id,
-                       f"Replacing {o_en} with other numbers leaves {w_en[:1].lower() + w_en[1:]} exactly "
-                       f"as before: {s_en}." + GATE_TAIL.en))
+    (input, verdict) pair of Bilingual, e.g. ("kueri (query) q", "q diabaikan"); ``reference``:
+    the reference's (base, changed) on the same inputs. The output must move by a fair share
+    (``GATE_SHARE``) of what the reference's moves."""
+    if not fair_share(movement(base, changed), movement(*reference)):
+        fail_ignores(what, on)
 
 
-def expect_not_identity(out, x, out2, x2, moved_otherwise=False):
-    """out - x depends on x (unless ``moved_otherwise``: the output already responds to another
-    input): forward does more than return x, plus something fixed."""
+def fail_ignores(what, on):
+    w_id, w_en = label(what)
+    (o_id, o_en), (s_id, s_en) = label(on[0]), label(on[1])
+    fail(bilingual(f"{w_id} (hampir) tidak berubah ketika {o_id} diganti dengan angka lain: {s_id}."
+                   + GATE_TAIL.id,
+                   f"Replacing {o_en} with other numbers leaves {w_en[:1].lower() + w_en[1:]} (almost) "
+                   f"as before: {s_en}." + GATE_TAIL.en))
+
+
+def expect_not_identity(out, x, out2, x2, reference, moved_otherwise=False):
+    """out - x depends on x by a fair share of how the reference's (``reference``: its outputs
+    for x and x2) does (unless ``moved_otherwise``: the output already responds to another
+    input): forward does more than return x, plus something fixed or tiny."""
     if moved_otherwise or out.shape != x.shape or out2.shape != x2.shape:
         return
-    if not differs(out - x, out2 - x2):
-        fail(bilingual("Keluaran dikurangi masukannya (keluaran − x) tidak bergantung pada x: forward "
-                       "hanya mengembalikan x, mungkin ditambah sesuatu yang tetap." + GATE_TAIL.id,
-                       "The output minus the input (output − x) does not depend on x: forward only "
-                       "returns x, perhaps plus something fixed." + GATE_TAIL.en))
+    ref_out, ref_out2 = reference
+    if not fair_share(movement(out - x, out2 - x2), movement(ref_out - x, ref_out2 - x2)):
+        fail(bilingual("Keluaran dikurangi masukannya (keluaran − x) (hampir) tidak bergantung pada x: "
+                       "forward hanya mengembalikan x, mungkin ditambah sesuatu yang tetap atau sangat "
+                       "kecil." + GATE_TAIL.id,
+                       "The output minus the input (output − x) (almost) does not depend on x: forward "
+                       "only returns x, perhaps plus something fixed or tiny." + GATE_TAIL.en))
+
+
+def one_token_changed(x, other):
+    """Two inputs that differ from ``x`` in one token each: the first and the last token of
+    batch item 0 (taken from ``other``), and where they are."""
+    changed = []
+    for t in (0, x.shape[1] - 1):
+        y = x.clone()
+        y[0, t] = other[0, t]
+        changed.append(((0, t), y))
+    return changed
+
+
+def _moved_elsewhere(out, out2, where):
+    """The largest change of the outputs at every position but ``where`` (batch item, token)."""
+    if out.shape != out2.shape or out.dim() < 3:
+        return math.inf if out.shape != out2.shape else 0.0
+    keep = torch.ones(out.shape[:2], dtype=torch.bool)
+    keep[where] = False
+    a, b = out[keep].double(), out2[keep].double()
+    both = torch.isfinite(a) & torch.isfinite(b)
+    return float((a - b)[both].abs().max()) if bool(both.any()) else 0.0
+
+
+def expect_mixes_tokens(out, changed, reference, reference_changed, places, attention_calls):
+    """A block's tokens meet in its attention: with one token of the input changed (``changed``:
+    the outputs for the inputs of ``one_token_changed``, at ``places``), some output at another
+    position (another token, or another batch item for a block that mixes those) moves by a
+    fair share of the most the reference's do (``reference``, ``reference_changed``). Not asked
+    when the attention sub-layer was replaced by a stand-in (a broken attention is its own
+    checks' business, not the block's)."""
+    if any(call.replaced for call in attention_calls):
+        return
+    moved = max(_moved_elsewhere(out, o, w) for o, w in zip(changed, places))
+    wanted = max(_moved_elsewhere(reference, r, w) for r, w in zip(reference_changed, places))
+    if not fair_share(moved, wanted):
+        fail(bilingual("Mengubah satu token (hampir) tidak mengubah keluaran di posisi lain: token-token "
+                       "tidak saling bertemu lewat attention (mis. blok hanya mengembalikan x atau "
+                       "LayerNorm(x))." + GATE_TAIL.id,
+                       "Changing one token leaves the outputs at the other positions (almost) as they "
+                       "were: the tokens never meet through attention (e.g. the block only returns x or "
+                       "LayerNorm(x))." + GATE_TAIL.en))
+
+
+def expect_spread(value, reference, message):
+    """The values of ``value`` spread (over positions) by a fair share of the reference's;
+    ``message``: a Bilingual saying what it means when they do not."""
+    if not fair_share(spread(value), spread(reference)):
+        fail(bilingual(message.id + GATE_TAIL.id, message.en + GATE_TAIL.en))
 
 
 X = ("x", bilingual("x diabaikan", "x is ignored"))
