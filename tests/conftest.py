@@ -1,6 +1,8 @@
 """Shared fixtures: run the real ``autograder`` command in a subprocess."""
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +13,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
+
+
+@contextlib.contextmanager
+def refused_port():
+    """A TCP port of 127.0.0.1 that refuses every connection, chosen at run time and held for the
+    block: bound, never listened on, so no other process (a second test suite) can take it."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 def run_autograder(*args, cwd=ROOT, timeout=300):
