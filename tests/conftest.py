@@ -13,6 +13,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
+# Fixtures that take many seconds (a real batch, nbgrader): every test that uses one is slow,
+# as is every test that uses a fixture its module names in its own SLOW_FIXTURES.
+SLOW_FIXTURES = {"attention_batch", "nbgrader"}
+
+
+def pytest_collection_modifyitems(items):
+    """``-m "not slow"`` (the quick loop) leaves out the tests marked ``@pytest.mark.slow``
+    (more than ~5 s on a quiet machine) and those that use a slow fixture."""
+    for item in items:
+        slow = SLOW_FIXTURES | set(getattr(getattr(item, "module", None), "SLOW_FIXTURES", ()))
+        if slow & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @contextlib.contextmanager

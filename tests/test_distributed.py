@@ -16,6 +16,8 @@ from autograder.grading import batch
 from autograder import plan as plans
 from conftest import EXAMPLES, refused_port, run_autograder
 
+pytestmark = pytest.mark.slow  # Dask clusters started and killed, deadlines waited out
+
 distributed = pytest.importorskip("distributed")
 
 

@@ -22,6 +22,8 @@ from autograder import plan as plans
 from autograder.loading import Submission
 from autograder.sandbox.process import shared_zygote
 
+pytestmark = pytest.mark.slow  # one batch of every hostile file, its limits waited out
+
 HOSTILE = sorted((Path(__file__).parent / "hostile").glob("*.py"))
 FORGED_NAMES = ("results.json", "gradebook.csv", "summary.json", "FORGED_BY_STUDENT")
 CHECK_TIMEOUT, SUBMISSION_TIMEOUT = 2, 20

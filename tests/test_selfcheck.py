@@ -21,6 +21,8 @@ from nbgrader_helpers import (
     run_nbgrader, strip_solution_markers,
 )
 
+SLOW_FIXTURES = {"built", "runs"}  # the command, then a fresh interpreter per case: their tests are slow
+
 CORPUS = ROOT / "tests" / "corpus"
 ALLOWED_IMPORTS = {"contextlib", "io", "math", "os", "sys", "traceback", "warnings", "torch"}
 
