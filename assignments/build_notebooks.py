@@ -1,10 +1,16 @@
 """Build the nbgrader source notebooks from their text form in assignments/notebooks/.
 
-    python assignments/build_notebooks.py          # (re)write source/<name>/<name>.ipynb
-    python assignments/build_notebooks.py --check  # exit 1 if a committed notebook is stale
+    python assignments/build_notebooks.py          # (re)write source/<name>/<name>.ipynb and cek_mandiri.py
+    python assignments/build_notebooks.py --check  # exit 1 if one of them is stale or missing
 
 Rebuild after editing assignments/notebooks/, solutions/ or the checks and points (the points
 of each hidden test cell are read from the check registry and course.toml at build time).
+
+Beside each notebook it writes ``cek_mandiri.py``, the students' self-check
+(``autograder selfcheck build``), which ``nbgrader generate_assignment`` releases with the
+notebook. The notebooks are committed (tests/test_notebooks.py fails when one is stale); the
+self-check files are not (assignments/.gitignore): scripts/setup.sh runs this script, and
+tests/test_selfcheck.py fails when a built one is stale.
 
 The text files
 --------------
@@ -310,7 +316,7 @@ def build_all():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="only compare with the notebooks on disk; exit 1 if one differs")
+                        help="only compare with the files on disk; exit 1 if one differs or is missing")
     args = parser.parse_args(argv)
     try:
         built = build_all()
@@ -322,12 +328,12 @@ def main(argv=None):
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == text:
             continue
-        stale.append(path)
+        stale.append((path, "missing" if current is None else "stale"))
         if not args.check:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-    for path in stale:
-        print(("stale: " if args.check else "wrote: ") + str(path.relative_to(ROOT)))
+    for path, why in stale:
+        print(f"{why if args.check else 'wrote'}: {path.relative_to(ROOT)}")
     return 1 if (args.check and stale) else 0
 
 

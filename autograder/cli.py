@@ -1,8 +1,8 @@
 """The ``autograder`` command.
 
     autograder grade PATH... --assignment NAME --out DIR [--student NAME]... [--jobs N]
-                     [--scheduler ADDRESS|local] [--format text|github] [--junit FILE]
-                     [--lang id|en] [--course course.toml]
+                     [--scheduler ADDRESS|local [--scheduler-timeout SECONDS]]
+                     [--format text|github] [--junit FILE] [--lang id|en] [--course course.toml]
     autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
     autograder gradebook OUT... --format csv|moodle|canvas -o FILE [--roster roster.csv]
     autograder bundle gradescope --assignment NAME -o autograder.zip [--course course.toml]
@@ -66,6 +66,9 @@ def build_parser():
     grade.add_argument("--scheduler", metavar="ADDRESS",
                        help="grade on a Dask cluster: its scheduler's address "
                             "(tcp://host:8786), or 'local' for a LocalCluster of --jobs processes")
+    grade.add_argument("--scheduler-timeout", type=_seconds, metavar="SECONDS",
+                       help="with --scheduler ADDRESS: how long to try to reach the scheduler "
+                            "before giving up (default: 3)")
     grade.add_argument("--format", choices=("text", "github"), default="text",
                        help="github: also print GitHub Actions annotations (::error per failed "
                             "check) and append a Markdown summary to $GITHUB_STEP_SUMMARY")
@@ -108,6 +111,16 @@ def build_parser():
     gradebook.add_argument("--lms-id", action="append", default=[], metavar="ASSIGNMENT=ID",
                            help="Canvas: the assignment's id, so its column updates that assignment")
     return parser
+
+
+def _seconds(value):
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = None
+    if seconds is None or not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {value!r}")
+    return seconds
 
 
 def _positive(value):
@@ -270,7 +283,7 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
         try:
             graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
                                sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
-                               on_others=on_others, pool=pool)
+                               on_others=on_others, pool=pool, scheduler_timeout=args.scheduler_timeout)
         except ConnectionError as error:  # --scheduler: nothing was graded
             raise UsageError(str(error)) from None
         except KeyboardInterrupt:  # batch.run has stopped every worker; the progress bar ends

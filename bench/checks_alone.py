@@ -12,7 +12,8 @@ and the grader compares with the reference, but nothing is forked, framed, piped
 limited. What is left is the checks' computation: the student's constructors and forwards,
 the recording of their sub-layers, the reference's computations, the comparisons, the check
 logic, the diagnoses and pictures. Only trusted code is graded this way (the reference's own
-notebooks), and only here: the kit never runs a student's code outside its sandbox.
+notebooks), and only here: the kit never runs a student's code outside its sandbox. The
+in-process worker is ``autograder/sandbox/inprocess.py``, the one tests/test_mistakes.py uses.
 """
 
 import argparse
@@ -21,68 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
-import autograder.sandbox
-from autograder.sandbox import session as sessions
-from autograder.sandbox import wire
-from autograder.sandbox.process import StudentError
-
-_SANDBOX = Path(autograder.sandbox.__file__).parent
-
-
-def _script_modules():
-    """worker.py and zygote.py as the zygote imports them (top-level names ``wire``,
-    ``worker``, ``isolation``), with ``wire`` the package's own module: a tensor the session
-    encodes then decodes in the worker without a frame, as ``Blob`` bytes."""
-    sys.modules.setdefault("wire", wire)
-    if str(_SANDBOX) not in sys.path:
-        sys.path.append(str(_SANDBOX))
-    import worker
-    import zygote
-    return worker, zygote
-
-
-class _InProcessConnection:
-    """A worker connection whose worker is an object of this process (``worker.Worker``)."""
-
-    pid = None
-    alive = True
-
-    def __init__(self, worker_module):
-        self._worker = worker_module.Worker(channel=None)
-        self._describe = worker_module.describe_exception
-
-    def request(self, message, timeout):
-        handler = getattr(self._worker, "op_" + str(message.get("op")))
-        try:
-            answer = handler(message)
-        except BaseException as error:  # as the worker's serve() answers a request that raises
-            raise StudentError(self._describe(error)) from None
-        return {**answer, "seq": message.get("seq")}
-
-    def output_tail(self, limit=4000):
-        return ""
-
-    def close(self):
-        self._worker = None
-
-
-class _InProcessZygote:
-    def __init__(self, worker_module):
-        self._worker_module = worker_module
-
-    def spawn(self, limits, slot=0):
-        return _InProcessConnection(self._worker_module)
-
-
-def without_sandbox():
-    """From now on, every ``Session`` of this process runs its worker in this process."""
-    worker_module, zygote = _script_modules()
-    torch.set_num_threads(1)  # as in a worker
-    zygote.native_meta_kernels()  # the device checks run on meta as in a worker of the zygote
-    zygote.warm_up_meta()
-    sessions.shared_zygote = lambda: _InProcessZygote(worker_module)
+from autograder.sandbox.inprocess import without_sandbox  # trusted code only: the reference's notebooks
 
 
 def cpu_ms_per_submission(submissions, plan, repeat=3):

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Set up the kit on a fresh machine and grade the bundled examples.
 #
-#   bash scripts/setup.sh                 # venv + dependencies + grade examples/submissions/
-#   bash scripts/setup.sh --install-only  # venv + dependencies only (what .ci/run uses)
+#   bash scripts/setup.sh                 # venv + dependencies + built files + grade examples/submissions/
+#   bash scripts/setup.sh --install-only  # venv + dependencies + built files only (what .ci/run uses)
 #
 # Creates .venv/ in the repository root with the machine's python3 (3.11 or newer),
-# installs the pinned requirements.txt and this project (editable, --no-deps).
+# installs the pinned requirements.txt and this project (editable, --no-deps), and builds
+# the files nbgrader releases that git does not hold (assignments/source/*/cek_mandiri.py).
 # Re-running reuses the venv and skips pip when requirements.txt, pyproject.toml and the
 # repository path are unchanged since the last successful install.
 set -euo pipefail
@@ -19,7 +20,7 @@ install_only=0
 case "${1:-}" in
   "") ;;
   --install-only) install_only=1 ;;
-  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
   *) echo "usage: $0 [--install-only]" >&2; exit 2 ;;
 esac
 
@@ -41,6 +42,12 @@ else
   "$PY" -m pip install --disable-pip-version-check -q --no-deps -e .
   echo "$wanted" > "$stamp"
 fi
+
+# The generated files nbgrader releases from assignments/source/ and git does not hold: each
+# assignment's cek_mandiri.py (the students' self-check), built beside its notebook. The same
+# build rewrites a committed notebook only where it is stale (after editing its text form).
+echo "setup: building assignments/source/ (assignments/build_notebooks.py)"
+"$PY" assignments/build_notebooks.py | sed 's/^/setup:   /'
 
 # Headless Chromium for the class report's browser test (tests/test_class_report.py), from
 # Debian's packages; only when it is missing and apt-get can run. Without it that test is skipped.

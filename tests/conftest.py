@@ -1,6 +1,8 @@
 """Shared fixtures: run the real ``autograder`` command in a subprocess."""
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +13,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
+# Fixtures that take many seconds (a real batch, nbgrader): every test that uses one is slow,
+# as is every test that uses a fixture its module names in its own SLOW_FIXTURES.
+SLOW_FIXTURES = {"attention_batch", "nbgrader"}
+
+
+def pytest_collection_modifyitems(items):
+    """``-m "not slow"`` (the quick loop) leaves out the tests marked ``@pytest.mark.slow``
+    (more than ~5 s on a quiet machine) and those that use a slow fixture."""
+    for item in items:
+        slow = SLOW_FIXTURES | set(getattr(getattr(item, "module", None), "SLOW_FIXTURES", ()))
+        if slow & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@contextlib.contextmanager
+def refused_port():
+    """A TCP port of 127.0.0.1 that refuses every connection, chosen at run time and held for the
+    block: bound, never listened on, so no other process (a second test suite) can take it."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 def run_autograder(*args, cwd=ROOT, timeout=300):

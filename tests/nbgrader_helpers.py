@@ -183,6 +183,11 @@ def run_nbgrader(*args, cwd, timeout=600):
 # -- one course for the whole session, its nbgrader commands run side by side ---------------------
 def released_course(root):
     """A copy of assignments/ in ``root`` with every assignment released by nbgrader."""
+    from autograder import selfcheck
+
+    unbuilt = [a for a in ASSIGNMENTS if not (COURSE_DIR / "source" / a / selfcheck.FILE_NAME).is_file()]
+    assert not unbuilt, (f"assignments/source/<{'|'.join(unbuilt)}>/{selfcheck.FILE_NAME} is not built (git "
+                         "does not hold it): run bash scripts/setup.sh --install-only")
     shutil.copy(COURSE_DIR / "nbgrader_config.py", root)
     shutil.copytree(COURSE_DIR / "source", root / "source")
     done = run_nbgrader("generate_assignment", "*", cwd=root)  # "*": every assignment in source/

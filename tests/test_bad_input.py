@@ -15,6 +15,8 @@ from autograder.grading.grader import grade
 from autograder.loading import Submission
 from nbgrader_helpers import cell_by_id, released_notebook
 
+pytestmark = pytest.mark.slow  # one batch of every bad input (the graded fixture)
+
 REFERENCE = Path(inspect.getfile(solutions.attention)).read_text()
 
 

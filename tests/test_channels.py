@@ -20,6 +20,8 @@ from autograder.channels import github, lms
 from autograder.records import Outcome, StudentResult
 from conftest import EXAMPLES, ROOT, run_autograder
 
+SLOW_FIXTURES = {"channel_batch"}  # a batch graded for the channels: their tests are slow (conftest.py)
+
 PLAN = plans.load("attention")
 MAX = PLAN.max_score
 
@@ -222,6 +224,7 @@ def validate_gradescope(data):
     assert data["score"] == sum(t["score"] for t in data["tests"])
 
 
+@pytest.mark.slow  # a bundle built and run
 def test_gradescope_bundle_grades_a_submission_in_a_fake_gradescope_tree(tmp_path):
     course = tmp_path / "course" / "course.toml"  # a course with its own points: the bundle carries it
     course.parent.mkdir()

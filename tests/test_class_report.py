@@ -120,13 +120,47 @@ def test_similarity_flags_a_renamed_copy_and_not_an_independent_solution(tmp_pat
     assert all(p.score < 0.05 for p in report.pairs)
 
 
+# Texts where splitting lines or counting columns goes wrong: the parser ends lines at \n, \r\n
+# and a lone \r only (str.splitlines also at \v, \f, \x1c, \x85, \u2028, ...), and its columns
+# count UTF-8 bytes (a letter of 'é', '日本' or '😀' is 2, 3 or 4).
+AWKWARD_TEXTS = [
+    "a = 1\r\nb = (2 +\r 3)\nclass X:\n    def f(self):\n        return 'é' + \"ü\"  # ü\n\ny = [1,\n 2]",
+    "\fx = ('\v', '\x1c', '\x85', '\u2028', 'é',\n     '\f')  # \u2029 \x0c\nz = x\t[0]\n",
+    "s = f'{1 + 2!r:>{3}}' + f\"\"\"\n{'😀' * 2}\n\"\"\" + ('日本'\n      '語')\nt = 1 + \\\n    2\n",
+    "def g(a, *, b='日本'):\r\n    return (a,\r\n            b)\r\n",
+    "λ = lambda x: [y for y in x if y]  # no newline at the end",
+]
+
+
+def _kinds(text):
+    """What a text holds that segment() may get wrong: each kind of node, on one line or
+    several, with and without wider-than-ASCII text before its first and its last column."""
+    lines = text.split("\n")
+    return {(type(node).__name__, node.lineno != node.end_lineno,
+             lines[node.lineno - 1][:node.col_offset].isascii(),
+             lines[node.end_lineno - 1][:node.end_col_offset].isascii())
+            for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.stmt, ast.expr))}
+
+
+def corpus_sample():
+    """Corpus files that, together, hold every kind of node the whole corpus holds
+    (``_kinds``), the fewest found greedily: ast.get_source_segment splits the whole text
+    again for each node, so the whole corpus (56k nodes) costs it ~40 s, these ~1 s."""
+    texts = [path.read_text(encoding="utf-8") for path in sorted((Path(__file__).parent / "corpus").rglob("*.py"))]
+    kinds = [_kinds(text) for text in texts]
+    wanted, chosen = set().union(*kinds), []
+    while wanted:
+        best = max(range(len(texts)), key=lambda i: (len(kinds[i] & wanted), -len(texts[i])))
+        chosen.append(texts[best])
+        wanted -= kinds[best]
+    return chosen
+
+
 def test_fragments_read_the_source_as_ast_get_source_segment_does():
     from autograder.reports import similarity
 
-    texts = [path.read_text(encoding="utf-8") for path in (Path(__file__).parent / "corpus").rglob("*.py")]
-    texts.append("a = 1\r\nb = (2 +\r 3)\nclass X:\n    def f(self):\n        return 'é' + \"ü\"  # ü\n\ny = [1,\n 2]")
     compared = 0
-    for text in texts:
+    for text in AWKWARD_TEXTS + corpus_sample():
         lines = similarity.source_lines(text)
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.stmt, ast.expr)):

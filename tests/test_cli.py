@@ -143,6 +143,7 @@ def test_gradebook_and_summary(attention_batch):
     assert summary["timing"]["seconds"] > 0
 
 
+@pytest.mark.slow  # a batch
 def test_lang_en_switches_the_feedback_language(tmp_path):
     notebook = EXAMPLES / "budi" / "attention" / "attention.ipynb"
     same_name = EXAMPLES / "andi" / "attention" / "attention.ipynb"
@@ -199,6 +200,7 @@ def test_bad_course_toml_exits_2_naming_the_key(tmp_path):
     assert done.returncode == 2 and "not valid TOML" in done.stderr
 
 
+@pytest.mark.slow  # a batch
 def test_missing_and_broken_submissions_do_not_stop_the_batch(tmp_path):
     # A notebook whose cell source is a number: valid JSON, but not what any notebook tool writes.
     odd = tmp_path / "in" / "odd.ipynb"
@@ -338,6 +340,7 @@ def test_a_deleted_report_is_regraded_and_every_other_record_is_kept_exactly(tmp
     assert _students_without_timing(out) == before  # citra is still not_graded, andi is back
 
 
+@pytest.mark.slow  # three batches
 def test_interrupted_batch_resumes_and_regrading_gives_the_same_reports(tmp_path):
     students = tmp_path / "submitted"
     shutil.copytree(EXAMPLES, students)
@@ -398,6 +401,7 @@ def test_regrading_one_student_keeps_everyone_else(tmp_path, attention_batch):
         f"Points {after['dewi']['score']}/{MAX:g} dewi"]
 
 
+@pytest.mark.slow  # three batches
 def test_a_changed_tolerance_in_a_course_file_found_upwards_regrades_and_says_why(tmp_path):
     course = tmp_path / "course" / "course.toml"
     course.parent.mkdir()

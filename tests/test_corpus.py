@@ -30,6 +30,8 @@ from autograder import plan as plans
 from autograder.checks import catalogue
 from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 
+pytestmark = pytest.mark.slow  # every corpus file graded through the sandbox
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTIONS = ROOT / "solutions"

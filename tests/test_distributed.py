@@ -14,7 +14,9 @@ import pytest
 from autograder import loading
 from autograder.grading import batch
 from autograder import plan as plans
-from conftest import EXAMPLES, run_autograder
+from conftest import EXAMPLES, refused_port, run_autograder
+
+pytestmark = pytest.mark.slow  # Dask clusters started and killed, deadlines waited out
 
 distributed = pytest.importorskip("distributed")
 
@@ -78,12 +80,32 @@ def test_a_killed_worker_loses_no_student(tmp_path):
         cluster.close()
 
 
-def test_an_unreachable_scheduler_is_a_usage_error(tmp_path):
-    done = run_autograder("grade", EXAMPLES / "andi", "-a", "attention", "-o", tmp_path / "out",
-                          "--scheduler", "tcp://127.0.0.1:9")  # the discard port: nobody listens
+def test_an_unreachable_scheduler_is_a_usage_error_within_seconds(tmp_path):
+    with refused_port() as port:
+        started = time.monotonic()
+        done = run_autograder("grade", EXAMPLES / "andi", "-a", "attention", "-o", tmp_path / "out",
+                              "--scheduler", f"tcp://127.0.0.1:{port}", "--scheduler-timeout", "1.5")
+        took = time.monotonic() - started
     assert done.returncode == 2
-    assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in done.stderr
+    assert f"cannot reach the Dask scheduler tcp://127.0.0.1:{port} within 1.5 s" in done.stderr
     assert not list((tmp_path / "out").glob("*/record.json"))
+    assert took < 1.5 + 15, took  # the whole command, torch's import included
+
+
+@pytest.mark.parametrize("seconds", [None, 0.5], ids=["default", "asked-for"])
+def test_the_client_gives_up_on_a_scheduler_after_its_timeout(seconds):
+    """An address that refuses: given up after ``--scheduler-timeout`` seconds (by default a
+    few: it used to be 20), not at the first refusal (a scheduler may be starting)."""
+    from autograder.grading.distributed import CONNECT_SECONDS, DaskGrading
+
+    wanted = CONNECT_SECONDS if seconds is None else seconds
+    assert CONNECT_SECONDS <= 5
+    with refused_port() as port:
+        started = time.monotonic()
+        with pytest.raises(ConnectionError, match=f"tcp://127.0.0.1:{port} within {wanted:g} s"):
+            DaskGrading(f"tcp://127.0.0.1:{port}", connect_seconds=seconds)
+        took = time.monotonic() - started
+    assert wanted <= took < wanted + 3, took
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import re
+import runpy
 import socket
 import threading
 import time
@@ -21,9 +22,10 @@ from autograder import plan as plans
 from autograder.loading import Submission
 from autograder.sandbox.process import shared_zygote
 
+pytestmark = pytest.mark.slow  # one batch of every hostile file, its limits waited out
+
 HOSTILE = sorted((Path(__file__).parent / "hostile").glob("*.py"))
 FORGED_NAMES = ("results.json", "gradebook.csv", "summary.json", "FORGED_BY_STUDENT")
-LISTENING_PORT = 47321
 CHECK_TIMEOUT, SUBMISSION_TIMEOUT = 2, 20
 HANG = SUBMISSION_TIMEOUT + 60  # a submission still being graded after this hangs the grader
 JOBS = 4  # hostile files graded at once in the batch
@@ -97,8 +99,7 @@ def batch(course, decoys, tmp_path_factory):
     """Grade every hostile file, then the reference, in one process (one zygote). Each one
     in a thread: a grader that hangs is a failure of that submission, not of the suite."""
     listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", LISTENING_PORT))
+    listener.bind(("127.0.0.1", 0))  # a free port, chosen now: another suite may run beside this one
     listener.listen()
     listener.settimeout(0.2)
     contacts = []
@@ -121,14 +122,36 @@ def batch(course, decoys, tmp_path_factory):
     # The hostile files side by side, each on its own sandbox slot as `--jobs` grades a class
     # (most of their time is a limit being waited out), then the correct one alone: its checks
     # run under the short CHECK_TIMEOUT, which hostile neighbours hogging the CPU must not decide.
-    hung += grade_side_by_side([(path.stem, path) for path in HOSTILE], course, results, times, JOBS)
+    hostile = [(path.stem, path) for path in HOSTILE]
+    network = calling_home(listener.getsockname()[1], tmp_path_factory.mktemp("network"))
+    hostile[[name for name, _ in hostile].index("network")] = ("network", network)
+    # The control: run here, outside the sandbox, the copy reaches the listener.
+    runpy.run_path(str(network))["_call_home"]()
+    deadline = time.monotonic() + 5
+    while not contacts and time.monotonic() < deadline:
+        time.sleep(0.05)
+    heard_outside = len(contacts)
+    for connection, _ in contacts:
+        connection.close()
+    contacts.clear()
+    hung += grade_side_by_side(hostile, course, results, times, JOBS)
     hung += grade_side_by_side([("correct", correct)], course, results, times, 1)
     stop.set()
     thread.join()
     listener.close()
     after = {p: set(os.listdir(p)) for p in before}
     return {"results": results, "times": times, "contacts": contacts, "hung": hung,
-            "new_files": {p: after[p] - before[p] for p in before}}
+            "heard_outside": heard_outside, "new_files": {p: after[p] - before[p] for p in before}}
+
+
+def calling_home(port, folder):
+    """A copy of hostile/network.py that tries ``port`` (where the batch listens) first."""
+    text, count = re.subn(r"(?m)^LISTENING_PORT = 0\b", f"LISTENING_PORT = {port}",
+                          (Path(__file__).parent / "hostile" / "network.py").read_text())
+    assert count == 1, "hostile/network.py has no single 'LISTENING_PORT = 0' line"
+    path = folder / "network.py"
+    path.write_text(text)
+    return path
 
 
 def grade_side_by_side(submissions, course, results, times, jobs):
@@ -207,6 +230,7 @@ def test_nothing_was_written_outside_the_sandbox(batch):
 
 
 def test_no_connection_reached_the_host(batch):
+    assert batch["heard_outside"] == 1  # the listener hears network.py when it runs unsandboxed
     assert batch["contacts"] == []
 
 

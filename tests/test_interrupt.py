@@ -15,6 +15,8 @@ import pytest
 
 from conftest import EXAMPLES, ROOT, course_with
 
+pytestmark = pytest.mark.slow  # a class graded and interrupted
+
 HOSTILE = Path(__file__).parent / "hostile"
 CORRECT = EXAMPLES / "andi" / "attention" / "attention.ipynb"
 REQUEST_TIMEOUT = 120  # the looping student holds its worker this long per request

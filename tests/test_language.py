@@ -17,6 +17,8 @@ from autograder.checks import catalogue, registry
 from autograder.selfcheck import OWN_TEXTS
 from conftest import EXAMPLES, run_autograder
 
+SLOW_FIXTURES = {"graded"}  # the examples graded in both languages: their tests are slow (conftest.py)
+
 # Common Indonesian words that no English sentence contains.
 INDONESIAN = frozenset("""
     yang dan tidak dengan untuk pada kelas fungsi keluaran masukan nilai pemeriksaan mahasiswa

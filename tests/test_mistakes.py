@@ -1,5 +1,6 @@
 """The mistake catalogue (autograder/checks/catalogue.py, variants.py, diagnosis.py) and the size search (checks/sizes.py),
-without a sandbox: a stand-in for the worker runs trusted corpus files in this process.
+without a sandbox: the real worker runs trusted corpus files in this process
+(autograder/sandbox/inprocess.py, the one bench/checks_alone.py uses).
 
 - the catalogue is well-formed and bilingual (English all English, Indonesian with the course's
   terms: kueri, kunci, nilai);
@@ -15,8 +16,6 @@ The corpus tests (tests/test_corpus.py) grade the same files through the real sa
 """
 
 import re
-import runpy
-import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -31,9 +30,8 @@ from autograder.checks import catalogue, diagnosis, variants
 from autograder.checks.registry import CheckFailed
 from autograder.records import Outcome
 from autograder.checks.reference_weights import deterministic_weights
-from autograder.sandbox import wire
+from autograder.sandbox import inprocess
 from autograder.sandbox.process import StudentError
-from autograder.sandbox.session import EncodedValues
 from autograder.texts import bilingual
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
@@ -44,120 +42,20 @@ COURSE = config.load()
 PLANS = {name: plans.resolve(COURSE, name) for name in COURSE.assignments}
 
 
-# -- a worker stand-in: the submission runs here, in this process (trusted corpus files only) -----
-class LocalSession:
-    """What ``diagnosis`` asks of ``sandbox.session.Session``, run in-process."""
-
-    def __init__(self, namespace):
-        self.namespace = namespace
-        self.objects = {}
-        self.requests = 0
-
-    def new(self, name, *args, proxies=None, dtype=None, device=None, repeat=1, **kwargs):
-        self.requests += 1
-        module = self._run(lambda: self.namespace[name](*args, **kwargs))
-        module.eval()
-        if dtype == "float64":
-            module.double()
-        if device:
-            module.to(device)
-        obj = SimpleNamespace(
-            id=f"o{len(self.objects)}", name=name,
-            params={p: tuple(t.shape) for p, t in module.named_parameters()},
-            aliases={p: tuple(t.shape) for p, t in module.named_parameters(remove_duplicate=False)},
-            modules={p: type(m).__name__ for p, m in module.named_modules() if p},
-            proxies={})
-        self.objects[obj.id] = module
-        return obj
-
-    def set_params(self, obj, values):
-        self.requests += 1
-        if isinstance(values, EncodedValues):  # a shared reference's, encoded for the wire
-            values = {path: wire.decode_value(value) for path, value in values.items()}
-        module, missing, mismatched = self.objects[obj.id], [], []
-        for path, value in values.items():
-            try:
-                param = module.get_parameter(path)
-            except AttributeError:
-                missing.append(path)
-                continue
-            if tuple(param.shape) != tuple(value.shape):
-                mismatched.append((path, tuple(param.shape)))
-                continue
-            with torch.no_grad():
-                param.copy_(value)
-        return missing, mismatched
-
-    def new_with_params(self, name, args, kwargs, values, dtype=None):
-        obj = self.new(name, *args, dtype=dtype, **kwargs)
-        missing, mismatched = self.set_params(obj, values)
-        self.requests -= 1  # one request
-        return obj, missing, mismatched
-
-    def bind_proxies(self, obj, reference_module):
-        """Nothing is swapped here (older sessions bound reference sub-layers)."""
-
-    def _callee(self, target):
-        return self.namespace[target] if isinstance(target, str) else self.objects[target.id]
-
-    @staticmethod
-    def _run(function):
-        try:
-            return function()
-        except Exception as error:  # the student's error, as the worker reports it
-            where = [f"line {f.lineno}, in {f.name}" for f in traceback.extract_tb(error.__traceback__)]
-            raise StudentError({"type": type(error).__name__, "message": str(error),
-                                "where": where[-1:]}) from None
-
-    @staticmethod
-    def _detach(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach().clone()
-        if isinstance(value, (tuple, list)):
-            return type(value)(LocalSession._detach(v) for v in value)
-        return value
-
-    def call(self, target, *args, **kwargs):
-        return self.call_returning_inputs(target, *args, **kwargs)[0]
-
-    def call_returning_inputs(self, target, *args, **kwargs):
-        self.requests += 1
-        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-        kwargs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        result = self._run(lambda: self._callee(target)(*args, **kwargs))
-        return self._detach(result), args
-
-    def grad(self, target, cotangent, *args, **kwargs):
-        self.requests += 1
-        callee = self._callee(target)
-        args = [a.clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                for a in args]
-        params = dict(callee.named_parameters()) if isinstance(callee, torch.nn.Module) else {}
-        for p in params.values():
-            p.grad = None
-
-        def backward():
-            out = callee(*args, **kwargs)
-            out = out[0] if isinstance(out, (tuple, list)) else out
-            if out.requires_grad:
-                out.backward(cotangent.to(out.dtype))
-        self._run(backward)
-        return ({path: (p.grad.clone() if p.grad is not None else None) for path, p in params.items()},
-                [a.grad if isinstance(a, torch.Tensor) else None for a in args])
-
-
 def load(path):
-    return runpy.run_path(str(path), run_name="submission")
+    """A session whose worker runs the corpus file ``path`` in this process (trusted code)."""
+    return inprocess.session(path.read_text(encoding="utf-8"), origin=path.name)
 
 
-def reference_namespace():
-    return {name: getattr(solutions, name) for name in solutions.__all__}
+def reference_session():
+    """A session whose worker runs the reference solution in this process."""
+    return inprocess.session("from solutions import *", origin="solutions")
 
 
-def forced(namespace, assignment):
+def forced(session, assignment):
     plan = PLANS[assignment]
     outcomes = [Outcome(c.info, "failed", 0.0) for c in plan.checks]
-    return diagnosis.diagnose(LocalSession(namespace), plan, outcomes, forced=True)
+    return diagnosis.diagnose(session, plan, outcomes, forced=True)
 
 
 def header(path, key):
@@ -253,8 +151,7 @@ def test_variant_engine_without_bugs_is_the_reference():
 
 def test_every_variant_differs_from_the_reference_on_the_probes():
     """A variant the probes cannot tell from the reference could never be named."""
-    diagnoser = {a: diagnosis.Diagnoser(LocalSession(reference_namespace()), plan, [])
-                 for a, plan in PLANS.items()}
+    diagnoser = {a: diagnosis.Diagnoser(reference_session(), plan, []) for a, plan in PLANS.items()}
     where = {targets.SDPA: "attention", targets.CAUSAL: "attention", targets.MHA: "attention",
              targets.PE: "encoder", targets.FFN: "encoder", targets.ENC: "encoder",
              targets.DEC: "decoder"}
@@ -279,7 +176,7 @@ def test_no_correct_submission_is_diagnosed(path):
 
 @pytest.mark.parametrize("assignment", list(PLANS))
 def test_the_reference_is_not_diagnosed(assignment):
-    assert not forced(reference_namespace(), assignment)
+    assert not forced(reference_session(), assignment)
 
 
 @pytest.mark.parametrize("path", SAMPLE_MUTANTS, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
@@ -296,21 +193,22 @@ def test_every_mistake_has_a_mutant():
 
 
 def test_diagnose_costs_nothing_without_failures():
-    session = LocalSession(reference_namespace())
+    session = reference_session()
     plan = PLANS["attention"]
     passed = [Outcome(c.info, "passed", c.points) for c in plan.checks]
+    loaded = session.zygote.requests
     assert diagnosis.diagnose(session, plan, passed) == ()
-    assert session.requests == 0
+    assert session.zygote.requests - loaded == 0
 
 
 def test_explains_names_only_failed_checks_of_the_kinds_the_mistake_causes():
     """sdpa.missing_scale explains sdpa's and MultiHeadAttention's value checks, not an
     unrelated failure (here: an in-place edit) that stays a finding of its own."""
     plan = PLANS["attention"]
-    namespace = load(CORPUS / "attention" / "mutants" / "no_scale.py")
+    session = load(CORPUS / "attention" / "mutants" / "no_scale.py")
     failed = {"sdpa.numeric", "sdpa.sizes", "sdpa.no_inplace", "mha.sizes"}
     outcomes = [Outcome(c.info, "failed" if c.id in failed else "passed", 0.0) for c in plan.checks]
-    (found,) = diagnosis.diagnose(LocalSession(namespace), plan, outcomes)
+    (found,) = diagnosis.diagnose(session, plan, outcomes)
     assert found.mistake == "sdpa.missing_scale"
     assert found.target == targets.SDPA
     assert set(found.explains) == {"sdpa.numeric", "sdpa.sizes", "mha.sizes"}

@@ -230,6 +230,7 @@ def execute(nb, workdir):
     return nb
 
 
+@pytest.mark.slow  # a kernel runs each notebook
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_source_notebook_runs_and_the_reference_earns_full_marks(assignment, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", environment()["PATH"])  # the kernelspec starts `python` from PATH

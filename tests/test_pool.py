@@ -15,6 +15,8 @@ import pytest
 
 from conftest import EXAMPLES, ROOT
 
+pytestmark = pytest.mark.slow  # batches in grading processes
+
 CORRECT = EXAMPLES / "andi" / "attention" / "attention.ipynb"
 
 

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, course_with
+
+pytestmark = pytest.mark.slow  # memory attacks graded
 
 HOSTILE = Path(__file__).parent / "hostile"
 ATTACKS = ("memory_bomb", "print_flood", "deep_reply")  # the memory-relevant ones

@@ -610,6 +610,7 @@ print(next(int(line.split()[1]) for line in lines[here:] if line.startswith("Ano
 '''
 
 
+@pytest.mark.slow  # large memory regions
 @pytest.mark.skipif(not _can_collapse_to_huge_pages(), reason="needs MADV_COLLAPSE")
 def test_a_region_that_refuses_to_collapse_does_not_stop_the_rest():
     """A region answering EINVAL (here one marked MADV_NOHUGEPAGE; in the zygote a thread's

@@ -21,6 +21,8 @@ from nbgrader_helpers import (
     run_nbgrader, strip_solution_markers,
 )
 
+SLOW_FIXTURES = {"built", "runs"}  # the command, then a fresh interpreter per case: their tests are slow
+
 CORPUS = ROOT / "tests" / "corpus"
 ALLOWED_IMPORTS = {"contextlib", "io", "math", "os", "sys", "traceback", "warnings", "torch"}
 
@@ -73,11 +75,27 @@ def test_the_file_stands_alone_and_holds_only_public_things(built):
     assert "reference_weights" not in text and "sizes.hidden" not in text
 
 
-def test_committed_copies_next_to_the_notebooks_are_up_to_date():
+def test_the_built_copies_next_to_the_notebooks_are_up_to_date():
+    """nbgrader releases source/<assignment>/cek_mandiri.py with the notebook: scripts/setup.sh
+    builds it (assignments/build_notebooks.py), and one built from an older template, course
+    or registry is stale."""
+    fresh = selfcheck.source()
     for assignment in config.load().assignments:
         path = COURSE_DIR / "source" / assignment / selfcheck.FILE_NAME
-        assert path.read_text(encoding="utf-8") == selfcheck.source(), (
-            f"{path} is stale: run python assignments/build_notebooks.py")
+        assert path.is_file(), f"{path} is missing: run bash scripts/setup.sh --install-only"
+        assert path.read_text(encoding="utf-8") == fresh, (
+            f"{path} is stale: run python assignments/build_notebooks.py (or bash scripts/setup.sh)")
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_the_built_copies_are_not_committed():
+    """Generated from autograder/selfcheck/template.py: git neither holds nor offers them."""
+    paths = [f"assignments/source/{a}/{selfcheck.FILE_NAME}" for a in config.load().assignments]
+    tracked = subprocess.run(["git", "ls-files", "--", *paths], cwd=ROOT, capture_output=True, text=True)
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert tracked.returncode == 0 and tracked.stdout == "", tracked.stdout
+    assert ignored.stdout.split() == paths, ignored.stdout
 
 
 def reference_file(assignment, folder):

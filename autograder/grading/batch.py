@@ -80,14 +80,16 @@ def _pool_fault(plan):
 
 
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
-        sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None):
+        sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None,
+        scheduler_timeout=None):
     """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
     kept; ``on_result(result)`` hears of each record once its reports are written.
     ``sandbox()`` says, after grading, how the workers were isolated. ``scheduler``: a Dask
     scheduler's address, or "local" for a LocalCluster of ``jobs`` worker processes (None:
-    threads in this process). ``course``: which course file, for summary.json.
+    threads in this process); ``scheduler_timeout``: seconds to reach it (None:
+    ``distributed.CONNECT_SECONDS``). ``course``: which course file, for summary.json.
     ``on_others(records, outdated)`` hears of the records in ``out_dir`` of students outside
     this batch (kept in the class files) and, per student, why one is out of date. ``pool``: a
     ``pool.GradingPool`` forked for ``plan`` grades instead of threads."""
@@ -118,7 +120,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if scheduler and todo:
         from autograder.grading import distributed
 
-        cluster = distributed.DaskGrading(scheduler, jobs)
+        cluster = distributed.DaskGrading(scheduler, jobs, scheduler_timeout)
         sandbox = cluster.sandbox
     if cluster:
         stream = cluster.grade_many([s for s, _ in todo], plan)

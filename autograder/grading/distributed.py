@@ -43,6 +43,9 @@ except ImportError:  # pragma: no cover
 STARTUP_MARGIN_SECONDS = 180
 POLL_SECONDS = 0.25  # how often the client looks at its futures (a local check)
 LOOK_SECONDS = 2.0  # how often it asks the scheduler which of its tasks are running
+# How long the client tries to reach a scheduler (``--scheduler-timeout``): a scheduler that
+# is up answers within a second; a wrong address or one that is down is a usage error at once.
+CONNECT_SECONDS = 3.0
 
 _spool = None
 _slots, _slots_lock = {}, threading.Lock()
@@ -129,7 +132,7 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
 class DaskGrading:
     """A connection to a Dask scheduler ("local": a LocalCluster of ``jobs`` processes)."""
 
-    def __init__(self, scheduler, jobs=None):
+    def __init__(self, scheduler, jobs=None, connect_seconds=None):
         from distributed import Client, LocalCluster
 
         self.cluster = None
@@ -140,10 +143,12 @@ class DaskGrading:
                                         silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
+            seconds = CONNECT_SECONDS if connect_seconds is None else connect_seconds
             try:
-                self.client = Client(scheduler, timeout="20s")
+                self.client = Client(scheduler, timeout=seconds)
             except (OSError, TimeoutError, ValueError) as error:
-                raise ConnectionError(f"cannot reach the Dask scheduler {scheduler}: {error}") from None
+                raise ConnectionError(f"cannot reach the Dask scheduler {scheduler} within {seconds:g} s "
+                                      f"(--scheduler-timeout): {error}") from None
         self.client.register_plugin(SandboxPlugin(), name=SandboxPlugin.name)
 
     def grade_many(self, submissions, plan):

@@ -4,7 +4,7 @@ import socket
 import torch
 import torch.nn as nn
 
-LISTENING_PORT = 47321
+LISTENING_PORT = 0  # tests/test_hostile.py grades a copy with the port it listens on (chosen at run time)
 
 
 def _call_home():
