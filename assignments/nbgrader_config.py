@@ -14,19 +14,23 @@ c.CourseDirectory.db_url = "sqlite:///" + os.path.join(c.CourseDirectory.root, "
 
 # A hidden cell run by `nbgrader validate` (or by the instructor) grades the whole assignment
 # in a sandboxed worker that imports torch: far more than nbgrader's default 30 seconds.
+# (`nbgrader autograde` starts no kernel: this is for validate only.)
 c.Execute.timeout = 180
 
 # What a solution region becomes in the students' version.
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 c.ClearSolutions.text_stub = "TULIS JAWABAN ANDA DI SINI"
 
-# `nbgrader autograde` runs the notebook in a kernel the student controls, so the points must
-# not come from that kernel: there nbgrader sets NBGRADER_EXECUTION=autograde and the hidden
-# cells only print a note (autograder/nbgrader/hidden_cells.py), and SandboxedGrades, after execution and in this trusted process, grades the notebook's code
-# in the sandbox and writes each hidden cell's verdict and points (which SaveAutoGrades reads).
+# `nbgrader autograde` runs no student cell (docs/nbgrader.md). nbgrader's default pipeline
+# runs each submitted notebook in an ordinary kernel as you (Execute): network, this folder,
+# gradebook.db and source/ in reach. Here SubmittedNotebooks reads each submitted notebook once
+# and keeps those bytes (a notebook it cannot read is reported before nbgrader fails that
+# student), and SandboxedGrades, in Execute's place, grades them as `autograder grade` does
+# (student code only in the sandboxed worker) and writes each hidden cell's verdict and points,
+# which SaveAutoGrades records. configure() below refuses a list with an execute preprocessor.
 # The other entries are nbgrader 0.9's default autograde preprocessors, in their order.
+c.Autograde.exporter_class = "autograder.nbgrader.plugin.SubmittedNotebooks"
 c.Autograde.autograde_preprocessors = [
-    "nbgrader.preprocessors.Execute",
     "autograder.nbgrader.plugin.SandboxedGrades",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
@@ -43,8 +47,9 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
 ]
 
-# Read course.toml once, now: a broken one stops nbgrader before any notebook runs (exit 2). Pin
-# it for the grader and the kernels, and keep nbgrader's expected checksum and SQLAlchemy
+# Read course.toml once, now: a broken one stops nbgrader before any notebook runs (exit 2), and
+# so does an autograde pipeline that would execute notebooks. Pin the course file for the grader
+# and the kernels, and keep nbgrader's expected checksum and SQLAlchemy
 # warnings out of the log so that tampering stands out (autograder/nbgrader/configure.py).
 from autograder.nbgrader.configure import configure  # noqa: E402
 

@@ -7,8 +7,14 @@ a cell that fakes full marks in the kernel, which the sandboxed grading of nbgra
 must ignore. The TAMPERED students hand in ani's answers with read-only or hidden cells edited
 or deleted (and one writes the head split inline, leaving the optional helper's stub): both
 grading paths restore those cells from the source notebook, give the same points and tell the
-student. Slow by nature (a kernel and a torch import per notebook): everything runs once per
-module and the tests read the results.
+student. Two attackers hand in the stubs with a demo cell that nbgrader's own ``Execute`` would
+run as the instructor: mallory appends the kit's solutions/ to her submitted file, oscar writes
+gradebook.db and copies the hidden tests out of source/; under the kit no cell runs in nbgrader,
+so both score as ``autograder grade`` scores them and leave every file as it was. A second
+course copy holds a notebook that is not JSON: nbgrader fails that student (exit 1), grades the
+others, and the kit's feedback page says why. Slow by nature (nbgrader's start-up and the
+sandboxed grading of each notebook): everything runs once per module and the tests read the
+results.
 """
 
 import ast
@@ -17,12 +23,14 @@ import html
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 
 import pytest
 
 from autograder import plan as plans
+from autograder.nbgrader.plugin import NOT_RUN
 from nbgrader_helpers import (
     ASSIGNMENTS, COURSE, COURSE_DIR, SOLUTIONS_DIR, hidden_target, is_hidden_test, is_solution,
     nbgrader_meta, notebook_name, read_notebook, registry_points, run_nbgrader,
@@ -41,7 +49,37 @@ BUG_COSTS = {
     "decoder": {"DecoderBlock"},
 }
 CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER = "ani", "budi", "citra", "dodi", "eve"
+THIEF, VANDAL, BROKEN = "mallory", "oscar", "rusak"
 STUB = "raise NotImplementedError()"
+
+# Demo cells that only hurt if nbgrader runs them, as its Execute does, in a kernel with the
+# instructor's rights whose working folder is <course>/autograded/<student>/<assignment>.
+STEAL_SOLUTIONS = """\
+import json, pathlib
+import autograder
+kit = pathlib.Path(autograder.__file__).resolve().parent.parent
+stolen = "\\n\\n".join(p.read_text() for p in sorted((kit / "solutions").glob("*.py"))
+                     if p.name != "__init__.py")
+here = pathlib.Path.cwd()
+mine = here.parents[2] / "submitted" / here.parent.name / here.name / "attention.ipynb"
+nb = json.loads(mine.read_text())
+nb["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                    "source": stolen})
+mine.write_text(json.dumps(nb))
+"""
+VANDALISE = """\
+import pathlib, sqlite3
+course = pathlib.Path.cwd().parents[2]
+hidden = (course / "source" / "attention" / "attention.ipynb").read_text()
+print(hidden)
+(course / "leaked_by_oscar.txt").write_text(hidden)
+db = sqlite3.connect(str(course / "gradebook.db"))
+db.execute("create table oscar_was_here (x)")
+db.execute("update grade set extra_credit = 50 where notebook_id in (select n.id from submitted_notebook n "
+           "join submitted_assignment a on n.assignment_id = a.id where a.student_id = 'oscar')")
+db.commit()
+"""
+HOSTILE_CELLS = {THIEF: STEAL_SOLUTIONS, VANDAL: VANDALISE}
 
 
 # -- tampered notebooks: ani's answers, then one edit of cells the student may not change ------------
@@ -136,7 +174,10 @@ def submission(root, assignment, student):
     if student == CHEATER:
         nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "fake",
                                "metadata": {}, "outputs": [], "source": fake_grader(assignment)})
-    if student in (UNTOUCHED, CHEATER):
+    if student in HOSTILE_CELLS:
+        nb["cells"].insert(2, {"cell_type": "code", "execution_count": None, "id": "demo",
+                               "metadata": {}, "outputs": [], "source": HOSTILE_CELLS[student]})
+    if student in (UNTOUCHED, CHEATER, *HOSTILE_CELLS):
         return nb
     reference = source_cells(root, assignment)
     for cell in nb["cells"]:
@@ -153,20 +194,23 @@ def submission(root, assignment, student):
 
 
 SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)] + [
-    ("attention", CHEATER), ("attention", PATCHER)] + list(TAMPERED)
+    ("attention", CHEATER), ("attention", PATCHER), ("attention", THIEF), ("attention", VANDAL),
+] + list(TAMPERED)
+HANDED_IN = {}  # (course folder, assignment, student): the submitted file's text, as written
 
 
 def start_nbgrader_jobs(root, jobs):
     """This module's nbgrader and ``autograder grade`` commands, started at session start
     beside the other modules' (conftest.py's ``nbgrader`` fixture): none reads what another
     writes. The source notebooks are validated in a copy of source/: a kernel's grading leaves
-    files (hypothesis's cache) beside the notebook, which autograde would copy mid-write."""
+    files (hypothesis's cache) beside the notebook, which autograde would copy mid-write.
+    The copy with a broken notebook is made before any job writes gradebook.db."""
+    broken = broken_course(root)
     for assignment, student in SUBMISSIONS:
-        folder = root / "submitted" / student / assignment
-        folder.mkdir(parents=True)
-        text = json.dumps(submission(root, assignment, student), ensure_ascii=False)
-        (folder / notebook_name(assignment)).write_text(text, encoding="utf-8")
+        hand_in(root, assignment, student, json.dumps(submission(root, assignment, student),
+                                                      ensure_ascii=False))
     jobs.start("autograde", autograde_export_and_feedback, root)  # the longest two first
+    jobs.start("broken notebook", autograde_with_a_broken_notebook, broken)
     copy = root.parent / f"{root.name}-validated"
     shutil.copytree(root / "source", copy / "source")
     shutil.copy(root / "nbgrader_config.py", copy)
@@ -176,6 +220,41 @@ def start_nbgrader_jobs(root, jobs):
         jobs.start(f"standalone {assignment}", grade_standalone, root, assignment)
     jobs.start("validate release", run_nbgrader, "validate", "--invert",
                *[f"release/{a}/{notebook_name(a)}" for a in ASSIGNMENTS], cwd=root)
+
+
+def hand_in(root, assignment, student, text):
+    folder = root / "submitted" / student / assignment
+    folder.mkdir(parents=True)
+    (folder / notebook_name(assignment)).write_text(text, encoding="utf-8")
+    HANDED_IN[(root, assignment, student)] = text
+
+
+def broken_course(root):
+    """A copy of the released course (gradebook.db included) where ani hands in the reference,
+    mallory her demo cell, and rusak ani's notebook cut short: not JSON."""
+    course = root.parent / f"{root.name}-broken"
+    course.mkdir()
+    for name in ("source", "release"):
+        shutil.copytree(root / name, course / name)
+    for name in ("nbgrader_config.py", "gradebook.db"):
+        shutil.copy(root / name, course / name)
+    correct = json.dumps(submission(root, "attention", CORRECT), ensure_ascii=False)
+    hand_in(course, "attention", CORRECT, correct)
+    hand_in(course, "attention", THIEF, json.dumps(submission(root, "attention", THIEF)))
+    hand_in(course, "attention", BROKEN, correct[: len(correct) // 2])
+    return course
+
+
+def autograde_with_a_broken_notebook(course):
+    """{step: nbgrader's run}: autograde with nbgrader's Execute added on the command line (the
+    kit refuses to read any notebook), then as configured, export and generate_feedback."""
+    runs = {"execute": run_nbgrader(
+        "autograde", "attention", "--Autograde.autograde_preprocessors=nbgrader.preprocessors.Execute",
+        "--Autograde.autograde_preprocessors=autograder.nbgrader.plugin.SandboxedGrades", cwd=course)}
+    runs["autograde"] = run_nbgrader("autograde", "attention", cwd=course)
+    runs["export"] = run_nbgrader("export", cwd=course)
+    runs["feedback"] = run_nbgrader("generate_feedback", "attention", cwd=course)
+    return runs
 
 
 def autograde_export_and_feedback(root):
@@ -427,3 +506,124 @@ def test_feedback_shows_hints_and_pictures(nbgrader, course):
     assert 'data-kind="attention_weights"' in page and "<svg" in page
     assert "Petunjuk" in page and "sdpa.numeric" in page
     assert "grade_target" not in page
+
+
+# -- no student cell runs in nbgrader -------------------------------------------------------------
+def test_no_cell_of_any_submission_runs_under_autograde(autograded, course):
+    """Every code cell of every autograded notebook is as nbgrader's sanitizing left it, without
+    outputs or an execution count, but the test cells, whose outputs the kit writes: nbgrader
+    started no kernel."""
+    log, _ = autograded
+    assert "Executing notebook" not in log
+    for assignment, student in SUBMISSIONS:
+        nb = read_notebook(course / "autograded" / student / assignment / notebook_name(assignment))
+        for cell in nb.cells:
+            if cell.cell_type != "code" or nbgrader_meta(cell).get("grade"):
+                continue
+            assert cell.outputs == [] and cell.execution_count is None, (student, cell.id)
+        self_check = [cell for cell in nb.cells if nbgrader_meta(cell).get("grade_id") == "cek_mandiri"]
+        for cell in self_check:  # the 0-point self-check says it did not run
+            assert [o.text for o in cell.outputs] == [NOT_RUN[COURSE.language] + "\n"], student
+
+
+@pytest.mark.parametrize("student", [THIEF, VANDAL])
+def test_hostile_demo_cells_change_nothing(graded, standalone, course, student):
+    """mallory's demo cell would append the kit's solutions/ to her submitted file (45/45 in
+    grades.csv when nbgrader's Execute ran it); oscar's would give himself extra credit in
+    gradebook.db, add a table there and copy the hidden tests out of source/. Both hand in the
+    stubs: the points of the untouched stubs, both ways; every file as it was."""
+    key = ("attention", student)
+    assert float(graded[key]["score"]) == pytest.approx(float(graded[("attention", UNTOUCHED)]["score"]))
+    assert float(graded[key]["score"]) == pytest.approx(standalone[key])
+    submitted = course / "submitted" / student / "attention" / notebook_name("attention")
+    assert submitted.read_text(encoding="utf-8") == HANDED_IN[(course, "attention", student)]
+    assert not (course / "leaked_by_oscar.txt").exists()
+    with sqlite3.connect(str(course / "gradebook.db")) as db:
+        tables = {row[0] for row in db.execute("select name from sqlite_master where type = 'table'")}
+        extra = db.execute("select count(*) from grade where extra_credit is not null").fetchone()[0]
+    assert "oscar_was_here" not in tables and extra == 0
+    nb = (course / "autograded" / student / "attention" / notebook_name("attention")).read_text(encoding="utf-8")
+    assert nb.count("BEGIN HIDDEN TESTS") == len(registry_points("attention"))  # the cells' own source only
+    page = (course / "feedback" / student / "attention" / "attention.html")
+    if page.exists():  # generate_feedback ran on attention: nothing of source/ in it
+        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8")
+
+
+def test_configure_refuses_an_autograde_pipeline_that_runs_notebooks(monkeypatch, capsys):
+    """nbgrader_config.py's hook: a pipeline with nbgrader's Execute (by name or class), or one
+    without SandboxedGrades, stops nbgrader (exit 2) before it reads any notebook; a
+    configuration that sets none gets the kit's pipeline, reader and feedback preprocessors."""
+    from nbgrader.preprocessors import Execute
+    from traitlets.config import Config
+
+    from autograder.nbgrader import configure as hook
+
+    monkeypatch.setenv("AUTOGRADER_COURSE", "")  # restored after the test
+    argv = ["nbgrader", "generate_feedback", "attention"]
+    for pipeline in (["nbgrader.preprocessors.Execute", hook.KIT_GRADER], [hook.KIT_GRADER, Execute],
+                     ["nbgrader.preprocessors.SaveAutoGrades"]):
+        c = Config()
+        c.Autograde.autograde_preprocessors = pipeline
+        with pytest.raises(SystemExit) as stop:
+            hook.configure(c, str(COURSE_DIR), argv=argv)
+        assert stop.value.code == 2
+        error = capsys.readouterr().err
+        assert "nbgrader has not started" in error
+        assert ("Execute" in error) == (pipeline != ["nbgrader.preprocessors.SaveAutoGrades"]), error
+    c = Config()
+    hook.configure(c, str(COURSE_DIR), argv=argv)
+    assert c.Autograde.autograde_preprocessors == hook.KIT_PIPELINE
+    assert c.Autograde.exporter_class == hook.KIT_READER
+    assert "nbgrader.preprocessors.ClearHiddenTests" in c.GenerateFeedback.preprocessors
+
+
+# -- a notebook that is not JSON ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def broken_runs(nbgrader):
+    course = nbgrader.root.parent / f"{nbgrader.root.name}-broken"
+    return course, nbgrader.result("broken notebook")
+
+
+def test_execute_added_on_the_command_line_runs_nothing(broken_runs):
+    """nbgrader's Execute given on the command line (configure only sees nbgrader_config.py):
+    the kit's reader refuses to read any notebook, so nbgrader fails every student and no
+    cell runs (mallory's demo cell would have rewritten her submitted file)."""
+    course, runs = broken_runs
+    done = runs["execute"]
+    assert done.returncode == 1, done.output[-5000:]
+    assert done.output.count("an execute preprocessor is in Autograde.autograde_preprocessors") == 3
+    for student in (CORRECT, THIEF, BROKEN):
+        assert f"for student '{student}'" in done.output
+    assert "Executing notebook" not in done.output
+    submitted = course / "submitted" / THIEF / "attention" / notebook_name("attention")
+    assert submitted.read_text(encoding="utf-8") == HANDED_IN[(course, "attention", THIEF)]
+
+
+def test_a_broken_notebook_fails_its_student_only_and_gets_feedback(broken_runs):
+    """rusak's notebook is not JSON: nbgrader cannot read it (before any preprocessor), fails
+    that student as it does (no autograded copy, exit status 1) and grades the others; the
+    kit's reader logs why and writes rusak's feedback page where nbgrader puts feedback, and
+    generate_feedback leaves it there. The gradebook flags rusak's submission as needing manual
+    grading; nbgrader's export gives it 0 points."""
+    course, runs = broken_runs
+    done = runs["autograde"]
+    assert done.returncode == 1, done.output[-5000:]
+    assert re.findall(r"There was an error processing assignment '(\w+)' for student '(\w+)'",
+                      done.output) == [("attention", BROKEN)]
+    assert f"autograder: {BROKEN} / attention: attention.ipynb cannot be read" in done.output
+    assert runs["export"].returncode == 0 and runs["feedback"].returncode == 0, runs["feedback"].output
+    with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle) if row["assignment"] == "attention"}
+    full = sum(registry_points("attention").values())
+    assert float(rows[CORRECT]["score"]) == pytest.approx(full)
+    assert float(rows[THIEF]["score"]) == 0 and float(rows[BROKEN]["score"]) == 0
+    assert not (course / "autograded" / BROKEN / "attention").exists()
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission("attention", BROKEN).needs_manual_grade
+        assert not gradebook.find_submission("attention", CORRECT).needs_manual_grade
+    page = (course / "feedback" / BROKEN / "attention" / "attention.html").read_text(encoding="utf-8")
+    assert "Notebook rusak" in page and f"0/{full:g}" in page, page[:3000]
+    assert "grade_target" not in page and "BEGIN HIDDEN TESTS" not in page
+    assert (course / "feedback" / CORRECT / "attention" / "attention.html").exists()

@@ -65,18 +65,25 @@ def _pick_sources(folder, notebook_name):
 def load(path, source=None):
     """Read a notebook or a Python file into definition chunks. ``source`` is the assignment's
     nbgrader source notebook (a path), where read-only cells are restored from."""
-    loaded = LoadedCode()
     try:
         raw = Path(path).read_bytes()
     except OSError as error:
+        loaded = LoadedCode()
         loaded.fatal = True
         loaded.problems.append({"code": "unreadable", "detail": str(error)})
         return loaded
-    if len(raw) > MAX_SOURCE_BYTES and Path(path).suffix != ".ipynb":
+    return load_bytes(raw, Path(path).suffix, source)
+
+
+def load_bytes(raw, suffix, source=None):
+    """``load`` of a file's bytes already read (``suffix``: ".ipynb" or ".py"); the nbgrader
+    plugin grades the bytes nbgrader itself read, so the file is read only once."""
+    loaded = LoadedCode()
+    if len(raw) > MAX_SOURCE_BYTES and suffix != ".ipynb":
         loaded.fatal = True
         loaded.problems.append({"code": "too_large", "detail": f"{len(raw)} bytes"})
         return loaded
-    if Path(path).suffix == ".ipynb":
+    if suffix == ".ipynb":
         notebook = _parse_notebook(raw, loaded)
         return loaded if notebook is None else load_notebook(notebook, loaded, source)
     add_definitions(_decode(raw, loaded, "file"), "file", loaded)

@@ -4,8 +4,9 @@
   loads its configuration (the course file, quieter logs);
 - ``hidden_cells``: what a hidden test cell runs (``grade_target``), in a student's or
   instructor's kernel; released notebooks import it as ``autograder.notebook``;
-- ``plugin``: ``SandboxedGrades``, the preprocessor that writes every hidden cell's verdict
-  under ``nbgrader autograde``, from the trusted process.
+- ``plugin``: under ``nbgrader autograde``, ``SubmittedNotebooks`` (nbgrader's one read of each
+  submitted notebook; a broken one is reported) and ``SandboxedGrades`` (in the place of
+  nbgrader's ``Execute``: runs no cell, writes every hidden cell's verdict from the sandbox).
 
 The absolute ``import nbgrader`` in these modules is nbgrader itself, not this package.
 """

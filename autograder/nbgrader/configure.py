@@ -6,6 +6,11 @@
   ``nbgrader autograde`` every assignment's plan (points of unknown checks...) is resolved too.
   The file is then pinned for the sandboxed grader (``SandboxedGrades.course_file``) and for
   the kernels nbgrader starts (``$AUTOGRADER_COURSE``), so every part grades under the same one.
+- Under ``nbgrader autograde`` no student cell may run in nbgrader's kernel: a configuration
+  whose ``Autograde.autograde_preprocessors`` lists an execute preprocessor or lacks
+  ``SandboxedGrades`` stops nbgrader (exit 2) before any notebook is read, whatever the
+  command (formgrader autogrades too); one that sets no list gets the kit's (nbgrader's
+  default list runs ``Execute``), and the kit's reader of submitted notebooks.
 - nbgrader's log buries real tampering under noise: a "checksum has changed" warning for
   every hidden-test cell of every submission (the released notebook holds the cell without its
   hidden tests, so its checksum never matches the source's), and SQLAlchemy's "not in session"
@@ -40,6 +45,12 @@ def configure(c, course_root, argv=None):
         print(f"autograder: error: {error}", file=sys.stderr)
         print("autograder: fix the course file; nbgrader has not started", file=sys.stderr)
         raise SystemExit(2) from None  # not an Exception: traitlets cannot swallow it
+    problem = autograde_pipeline_problem(c)  # for every command: formgrader autogrades too
+    if problem:
+        print(f"autograder: error: {problem}", file=sys.stderr)
+        print("autograder: fix nbgrader_config.py (see assignments/nbgrader_config.py); nbgrader "
+              "has not started", file=sys.stderr)
+        raise SystemExit(2)
     os.environ[config.ENVIRONMENT] = str(Path(path).resolve())
     c.SandboxedGrades.course_file = str(Path(path).resolve())
     warnings.filterwarnings("ignore", message=SPURIOUS_SQL, module=r"nbgrader\.")
@@ -47,6 +58,80 @@ def configure(c, course_root, argv=None):
     for name in APP_LOGGERS:
         logging.getLogger(name).addFilter(ExpectedChecksums(hidden))
     return course, found_by
+
+
+KIT_GRADER = "autograder.nbgrader.plugin.SandboxedGrades"
+KIT_READER = "autograder.nbgrader.plugin.SubmittedNotebooks"
+# nbgrader 0.9's default autograde preprocessors, in their order, with the kit's grader in
+# Execute's place (the list assignments/nbgrader_config.py sets).
+KIT_PIPELINE = [
+    KIT_GRADER,
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# nbgrader's generate_feedback preprocessors, and ClearHiddenTests: a hidden cell shows its
+# verdicts (its output), not its source.
+KIT_FEEDBACK = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "nbgrader.preprocessors.ClearHiddenTests",
+]
+
+
+def autograde_pipeline_problem(c):
+    """Why this configuration would run student code in nbgrader's kernel, or None. A
+    configuration that sets no autograde pipeline gets the kit's (nbgrader's default runs
+    ``Execute``), the kit's reader of submitted notebooks and, without feedback preprocessors,
+    the kit's (which hide the hidden cells' source)."""
+    if "autograde_preprocessors" not in c.Autograde:
+        c.Autograde.autograde_preprocessors = list(KIT_PIPELINE)
+    if "exporter_class" not in c.Autograde:
+        c.Autograde.exporter_class = KIT_READER
+    if "preprocessors" not in c.GenerateFeedback:  # nbgrader's default shows the hidden cells' source
+        c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
+    entries = list(c.Autograde.autograde_preprocessors)
+    try:
+        executing = executing_entry(entries)
+    except ImportError as error:
+        return f"Autograde.autograde_preprocessors: {error}"
+    if executing is not None:
+        return (f"Autograde.autograde_preprocessors lists {executing!r}, which runs every submitted "
+                f"notebook in a kernel outside the sandbox; {KIT_GRADER} takes its place")
+    if not any(_name(entry) == KIT_GRADER for entry in entries):
+        return f"Autograde.autograde_preprocessors lacks {KIT_GRADER}: no hidden cell would be graded"
+    return None
+
+
+def executing_entry(entries):
+    """The first entry of a preprocessor list (names, classes or instances) that executes the
+    notebook (an nbconvert ``ExecutePreprocessor``, as nbgrader's ``Execute``), or None."""
+    from nbconvert.preprocessors import ExecutePreprocessor
+    from traitlets.utils.importstring import import_item
+
+    for entry in entries:
+        if _name(entry) == KIT_GRADER:  # not imported here: it imports the grader (and torch)
+            continue
+        try:
+            kind = import_item(entry) if isinstance(entry, str) else entry
+        except Exception as error:
+            raise ImportError(f"cannot import {entry!r} ({error})") from None
+        if not isinstance(kind, type):
+            kind = type(kind)
+        if issubclass(kind, ExecutePreprocessor):
+            return entry
+    return None
+
+
+def _name(entry):
+    if isinstance(entry, str):
+        return entry
+    kind = entry if isinstance(entry, type) else type(entry)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def hidden_test_cells(source):

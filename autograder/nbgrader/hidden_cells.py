@@ -11,10 +11,12 @@ sandboxed worker and checks as ``autograder grade``, prints the verdicts of the 
 about that target, and returns the points earned, which nbgrader records as partial
 credit. The whole assignment is graded once per kernel and cached.
 
-Under ``nbgrader autograde`` the kernel belongs to the student, so nothing it computes
-is trusted: nbgrader sets ``NBGRADER_EXECUTION=autograde`` in that kernel, this function
-then only prints a note, and ``autograder.nbgrader.plugin.SandboxedGrades`` writes every
-hidden cell's verdict from the sandboxed grader after execution.
+Under ``nbgrader autograde`` with the kit's configuration no kernel runs at all:
+``autograder.nbgrader.plugin.SandboxedGrades`` takes the place of nbgrader's ``Execute`` and
+writes every hidden cell's verdict from the sandboxed grader. Should a kernel run the
+notebook under autograde anyway (nbgrader sets ``NBGRADER_EXECUTION=autograde`` in it), it
+belongs to the student and nothing it computes is trusted: this function then only prints a
+note.
 """
 
 import contextlib
