@@ -11,7 +11,9 @@ needed.
 from solutions.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
 from solutions.decoder import DecoderBlock
 from solutions.encoder import EncoderBlock, FeedForward, positional_encoding
-from solutions.transformer import Transformer, greedy_decode, make_batch, shift_right, train_step
+from solutions.transformer import (
+    Transformer, greedy_decode, make_batch, sequence_accuracy, shift_right, train_step,
+)
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -26,4 +28,5 @@ __all__ = [
     "train_step",
     "greedy_decode",
     "make_batch",
+    "sequence_accuracy",
 ]

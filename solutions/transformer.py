@@ -112,3 +112,12 @@ def make_batch(n, length, generator=None):
     src = torch.randint(0, SRC_VOCAB, (n, length), generator=generator)
     tgt_out = src.flip(1)
     return src, shift_right(tgt_out, BOS), tgt_out
+
+
+def sequence_accuracy(model, src, tgt_out):
+    """The share of sequences that greedy_decode gets entirely right (every token), a float.
+
+    src: long (B, Ts), tgt_out: long (B, Tt), decoded to Tt tokens after a BOS.
+    """
+    decoded = greedy_decode(model, src, BOS, tgt_out.size(1))
+    return (decoded == tgt_out).all(dim=1).float().mean().item()

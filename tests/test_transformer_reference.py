@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 from solutions import DecoderBlock, EncoderBlock, positional_encoding
 from solutions.transformer import (
-    BOS, SRC_VOCAB, TGT_VOCAB, Transformer, greedy_decode, make_batch, shift_right, train_step,
+    BOS, SRC_VOCAB, TGT_VOCAB, Transformer, greedy_decode, make_batch, sequence_accuracy, shift_right,
+    train_step,
 )
 
 NOTEBOOK = dict(src_vocab=10, tgt_vocab=11, d_model=32, num_heads=4, d_ff=64, num_layers=2, max_len=32)
@@ -254,6 +255,13 @@ def test_greedy_decode_reads_the_last_position_of_a_model_that_is_not_causal():
     assert out.tolist() == [expected, expected]
 
 
+def test_sequence_accuracy_counts_sequences_right_in_every_token():
+    src = torch.zeros(4, 3, dtype=torch.long)
+    # NotCausal decodes 10, 9, 7 after BOS 10 (the prefix sums 10, 20, 29 mod 11)
+    tgt_out = torch.tensor([[10, 9, 7], [10, 9, 8], [0, 9, 7], [10, 9, 7]])
+    assert sequence_accuracy(NotCausal(), src, tgt_out) == 0.5
+
+
 # -- training -------------------------------------------------------------------------------------
 def test_train_step_is_one_teacher_forced_adam_update_on_raw_logits():
     torch.manual_seed(7)
@@ -295,8 +303,7 @@ def test_training_reaches_95_percent_exact_sequences_within_150_steps():
         for step in range(1, STEPS + 1):
             train_step(model, optimizer, *make_batch(64, 8, batches))
             if step % EVERY == 0:
-                decoded = greedy_decode(model, src, BOS, 8)
-                accuracy.append((step, (decoded == tgt_out).all(dim=1).float().mean().item()))
+                accuracy.append((step, sequence_accuracy(model, src, tgt_out)))
                 if accuracy[-1][1] >= 0.95:
                     break
         reached[seed] = (accuracy, round(time.process_time() - started, 2))
