@@ -39,6 +39,14 @@ A code cell holds code, or only directives, which the build replaces:
         points its checks have in the registry. There is one hidden cell per graded target.
 
 In markdown, ``{{points:causal_mask}}`` is replaced by those points.
+
+Drafts
+------
+Only the assignments course.toml lists are built. A text file in assignments/notebooks/ that
+course.toml does not list yet is a draft: the build still reads it in full (its ``# fill:``
+lines, so that its docstrings in docstrings.toml count as used, and its cells), with 0 points for
+each ``# grade:`` target, and stops on the same errors, but writes nothing. ``preview(name)``
+returns a draft's notebook, e.g. to run it before its checks exist.
 """
 
 import argparse
@@ -250,9 +258,9 @@ def _markdown(cell, points):
     return new_markdown_cell(text)
 
 
-def notebook(assignment, definitions):
+def notebook(assignment, definitions, points=None):
     """The source notebook of ``assignment``; cell ids are stable so that rebuilding gives the
-    same file."""
+    same file. ``points`` (target -> points) replaces the registry's, for a draft."""
     path = TEXTS / f"{assignment}.py"
     shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
     if not path.is_file():
@@ -263,7 +271,7 @@ def notebook(assignment, definitions):
             and all(line.startswith("#") for line in text_cells[0].source.split("\n"))):
         text_cells = text_cells[1:]  # the preamble
     headers = [number for number, line in enumerate(text.split("\n"), 1) if line.startswith("# %%")]
-    points = target_points(assignment)
+    points = target_points(assignment) if points is None else points
     cells, graded = [], []
     for index, cell in enumerate(text_cells):
         where = (f"{shown}:{headers[index]}" if len(headers) == len(text_cells)
@@ -300,8 +308,22 @@ def notebook_path(assignment):
     return SOURCE / assignment / config.load().assignments[assignment].notebook
 
 
+def drafts():
+    """The text files in assignments/notebooks/ that course.toml does not list (yet)."""
+    listed = config.load().assignments
+    return sorted(path.stem for path in TEXTS.glob("*.py") if path.stem not in listed)
+
+
+def preview(assignment, definitions=None):
+    """The notebook of a draft, with 0 points for each target it grades (it has no checks yet)."""
+    text = (TEXTS / f"{assignment}.py").read_text(encoding="utf-8")
+    points = {match["target"]: 0 for match in GRADE.finditer(text)}
+    return notebook(assignment, definitions or Definitions(), points)
+
+
 def build_all():
-    """{path: notebook text} for every assignment, exactly as it is written to disk."""
+    """{path: notebook text} for every assignment, exactly as it is written to disk. Drafts are
+    built too (their errors stop the build) but not written."""
     definitions = Definitions()
     texts = {}
     for assignment in config.load().assignments:
@@ -309,6 +331,8 @@ def build_all():
         nbformat.validate(nb)
         texts[notebook_path(assignment)] = nbformat.writes(nb) + "\n"
         texts[notebook_path(assignment).with_name(selfcheck.FILE_NAME)] = selfcheck.source()
+    for draft in drafts():
+        nbformat.validate(preview(draft, definitions))
     definitions.check_all_used()
     return texts
 
