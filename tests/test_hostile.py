@@ -387,3 +387,28 @@ def test_other_students_and_the_output_folder_are_invisible(tmp_path):
         assert earned == ["sdpa.present"], earned
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("assignment", ["attention", "encoder", "decoder"])
+def test_meta_tensors_in_a_reply_are_the_students_failure(tmp_path, assignment):
+    """meta_reply answers every call with meta-device tensors (right shapes, no data). They
+    used to decode into real meta tensors that the checks read values from (``.item()``): a
+    grader error, exit status 3, in every assignment. Now the reply is that student's
+    ``bad_reply``, said in the report, and the run ends as for any student's failure."""
+    from conftest import run_autograder
+
+    folder = tmp_path / "submitted" / "mallory" / assignment
+    folder.mkdir(parents=True)
+    (folder / f"{assignment}.py").write_text((Path(__file__).parent / "hostile" / "meta_reply.py").read_text())
+    out = tmp_path / "reports"
+    done = run_autograder("grade", tmp_path / "submitted", "-a", assignment, "-o", out, "--lang", "en")
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "grader error" not in done.stderr, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["grader_errors"] == [] and summary["counts"]["grader_error"] == 0
+    report = json.loads((out / "mallory" / "results.json").read_text())
+    earned = [t["extra_data"]["check"] for t in report["tests"] if t["score"] > 0]
+    assert all(check.endswith((".present", ".construct")) for check in earned), earned
+    said = "\n".join(t["output"] for t in report["tests"])
+    assert "tensor on the meta device" in said and "only plain (dense) CPU tensors" in said
+    assert "tensor on the meta device" in (out / "mallory" / "feedback.md").read_text()

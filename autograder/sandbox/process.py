@@ -45,7 +45,8 @@ class StudentError(Exception):
     def __init__(self, info):
         self.type = str(info.get("type", "Error"))[:80]
         self.message = str(info.get("message", ""))[:2000]
-        self.where = [str(w)[:200] for w in info.get("where", [])][:3]
+        where = info.get("where")
+        self.where = [str(w)[:200] for w in where[:3]] if isinstance(where, list) else []
         super().__init__(f"{self.type}: {self.message}")
 
 
@@ -358,6 +359,23 @@ def _wait(poll, deadline):
             continue
 
 
+def answer_of(body):
+    """A reply frame's body (what follows its length) -> the worker's answer (the value of its
+    ``ok``), or ``StudentError`` (its ``error``), or ``WorkerFailure("bad_reply")`` for
+    anything else; nothing the frame holds can make this raise another exception."""
+    try:
+        frame = wire.decode_frame(body)
+    except wire.WireError as error:
+        raise WorkerFailure("bad_reply", str(error)) from None
+    if not isinstance(frame, dict):
+        raise WorkerFailure("bad_reply", "reply is not an object")
+    if "error" in frame and isinstance(frame["error"], dict):
+        raise StudentError(frame["error"])
+    if "ok" in frame:
+        return frame["ok"]
+    raise WorkerFailure("bad_reply", "reply has neither result nor error")
+
+
 class WorkerConnection:
     """The grader's end of one worker's pipes."""
 
@@ -402,14 +420,7 @@ class WorkerConnection:
         that asks for something (a "callback") is malformed like any other (``bad_reply``)."""
         deadline = time.monotonic() + timeout
         self._send(message, deadline)
-        frame = self._receive(deadline)
-        if not isinstance(frame, dict):
-            raise WorkerFailure("bad_reply", "reply is not an object")
-        if "error" in frame and isinstance(frame["error"], dict):
-            raise StudentError(frame["error"])
-        if "ok" in frame:
-            return frame["ok"]
-        raise WorkerFailure("bad_reply", "reply has neither result nor error")
+        return answer_of(self._receive(deadline))
 
     def _send(self, message, deadline):
         try:
@@ -436,10 +447,7 @@ class WorkerConnection:
         (size,) = wire.HEADER.unpack(header)
         if size > MAX_REPLY_BYTES:
             raise WorkerFailure("bad_reply", f"reply of {size} bytes is too large")
-        try:
-            return wire.decode_frame(self._read_exact(size, deadline))
-        except wire.WireError as error:
-            raise WorkerFailure("bad_reply", str(error)) from None
+        return self._read_exact(size, deadline)
 
     def _read_exact(self, n, deadline):
         """Exactly ``n`` bytes, read in place: a frame at the size limit costs its size once,
