@@ -23,7 +23,13 @@ ignored signals). The worker then, in ``isolate``:
    (a uid change clears it) and checks that the zygote is still alive;
 4. gets ``no_new_privs``, closes every other file descriptor and takes hard
    resource limits (CPU: the hard limit a little above the soft one, so
-   ``SIGXCPU`` comes first; all others hard == soft).
+   ``SIGXCPU`` comes first; all others hard == soft);
+5. joins a session keyring of its own and, last, installs the system-call filter
+   (``SECCOMP_ALLOW``: Docker's default profile, stricter in a few places), built once in
+   the zygote (``seccomp_program``): from then on ``keyctl``, ``ptrace``, ``bpf``, ``mount``,
+   ``unshare`` and the rest fail with EPERM (``clone3`` with ENOSYS, so that glibc uses
+   ``clone``). Where the machine has no libseccomp or the kernel no seccomp, the zygote's
+   probe says so and the mode is reported as degraded.
 
 Runs in the forked child only; imports nothing but the standard library so the
 zygote can load it as a plain script. Where the machine cannot give
@@ -32,6 +38,7 @@ says so loudly; limits always apply.
 """
 
 import ctypes
+import errno as errnos
 import os
 import platform
 import resource
@@ -55,6 +62,199 @@ TMP_SIZE, SHM_SIZE = "64m", "16m"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+
+# -- the system-call filter -----------------------------------------------------------------
+# Modelled on Docker's default seccomp profile (moby/profiles, seccomp/default.json): an
+# allow-list, everything else fails with EPERM. As there, for a process without capabilities:
+# no mount or namespace calls (mount, umount2, pivot_root, unshare, setns, clone with a
+# CLONE_NEW* flag), no bpf, perf_event_open, fanotify_init, open_by_handle_at, no kernel
+# keyrings (add_key, keyctl, request_key), no userfaultfd, no io_uring, no kexec or module
+# loading, no clock or quota changes, personality only to its harmless values, socket of
+# any family but AF_ALG and AF_VSOCK, clone3 answered ENOSYS. Stricter than Docker: ptrace,
+# process_vm_readv and process_vm_writev are refused too (a worker has nothing to debug).
+# Names this libseccomp does not know (newer system calls) are left out: they fail too.
+SECCOMP_ALLOW = """
+accept accept4 access adjtimex alarm bind brk cachestat capget capset chdir chmod chown
+chown32 clock_adjtime clock_adjtime64 clock_getres clock_getres_time64 clock_gettime
+clock_gettime64 clock_nanosleep clock_nanosleep_time64 close close_range connect
+copy_file_range creat dup dup2 dup3 epoll_create epoll_create1 epoll_ctl epoll_ctl_old
+epoll_pwait epoll_pwait2 epoll_wait epoll_wait_old eventfd eventfd2 execve execveat exit
+exit_group faccessat faccessat2 fadvise64 fadvise64_64 fallocate fanotify_mark fchdir fchmod
+fchmodat fchmodat2 fchown fchown32 fchownat fcntl fcntl64 fdatasync fgetxattr flistxattr flock
+fork fremovexattr fsetxattr fstat fstat64 fstatat64 fstatfs fstatfs64 fsync ftruncate
+ftruncate64 futex futex_requeue futex_time64 futex_wait futex_waitv futex_wake futimesat getcpu
+getcwd getdents getdents64 getegid getegid32 geteuid geteuid32 getgid getgid32 getgroups
+getgroups32 getitimer getpeername getpgid getpgrp getpid getppid getpriority getrandom
+getresgid getresgid32 getresuid getresuid32 getrlimit get_robust_list getrusage getsid
+getsockname getsockopt get_thread_area gettid gettimeofday getuid getuid32 getxattr getxattrat
+inotify_add_watch inotify_init inotify_init1 inotify_rm_watch io_cancel ioctl io_destroy
+io_getevents io_pgetevents io_pgetevents_time64 ioprio_get ioprio_set io_setup io_submit ipc
+kill landlock_add_rule landlock_create_ruleset landlock_restrict_self lchown lchown32 lgetxattr
+link linkat listen listmount listxattr listxattrat llistxattr _llseek lremovexattr lseek
+lsetxattr lstat lstat64 madvise map_shadow_stack membarrier memfd_create memfd_secret mincore
+mkdir mkdirat mknod mknodat mlock mlock2 mlockall mmap mmap2 mprotect mq_getsetattr mq_notify
+mq_open mq_timedreceive mq_timedreceive_time64 mq_timedsend mq_timedsend_time64 mq_unlink
+mremap mseal msgctl msgget msgrcv msgsnd msync munlock munlockall munmap name_to_handle_at
+nanosleep newfstatat _newselect open openat openat2 pause pidfd_open pidfd_send_signal pipe
+pipe2 pkey_alloc pkey_free pkey_mprotect poll ppoll ppoll_time64 prctl pread64 preadv preadv2
+prlimit64 process_mrelease pselect6 pselect6_time64 pwrite64 pwritev pwritev2 read readahead
+readlink readlinkat readv recv recvfrom recvmmsg recvmmsg_time64 recvmsg remap_file_pages
+removexattr removexattrat rename renameat renameat2 restart_syscall riscv_hwprobe rmdir rseq
+rt_sigaction rt_sigpending rt_sigprocmask rt_sigqueueinfo rt_sigreturn rt_sigsuspend
+rt_sigtimedwait rt_sigtimedwait_time64 rt_tgsigqueueinfo sched_getaffinity sched_getattr
+sched_getparam sched_get_priority_max sched_get_priority_min sched_getscheduler
+sched_rr_get_interval sched_rr_get_interval_time64 sched_setaffinity sched_setattr
+sched_setparam sched_setscheduler sched_yield seccomp select semctl semget semop semtimedop
+semtimedop_time64 send sendfile sendfile64 sendmmsg sendmsg sendto setfsgid setfsgid32
+setfsuid setfsuid32 setgid setgid32 setgroups setgroups32 setitimer setpgid setpriority
+setregid setregid32 setresgid setresgid32 setresuid setresuid32 setreuid setreuid32 setrlimit
+set_robust_list setsid setsockopt set_thread_area set_tid_address setuid setuid32 setxattr
+setxattrat shmat shmctl shmdt shmget shutdown sigaltstack signalfd signalfd4 sigprocmask
+sigreturn socketcall socketpair splice stat stat64 statfs statfs64 statmount statx symlink
+symlinkat sync sync_file_range syncfs sysinfo tee tgkill time timer_create timer_delete
+timer_getoverrun timer_gettime timer_gettime64 timer_settime timer_settime64 timerfd_create
+timerfd_gettime timerfd_gettime64 timerfd_settime timerfd_settime64 times tkill truncate
+truncate64 ugetrlimit umask uname unlink unlinkat uretprobe utime utimensat utimensat_time64
+utimes vfork vmsplice wait4 waitid waitpid write writev
+""".split()
+SECCOMP_ALLOW_BY_ARCH = {  # as Docker's profile, per architecture
+    "x86_64": ("arch_prctl", "modify_ldt"),
+    "aarch64": ("sync_file_range2",), "arm64": ("sync_file_range2",),
+    "ppc64le": ("sync_file_range2", "swapcontext"),
+    "s390x": ("s390_pci_mmio_read", "s390_pci_mmio_write", "s390_runtime_instr"),
+    "riscv64": ("riscv_flush_icache",),
+}
+PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)  # PER_LINUX, +UNAME26, +ADDR_NO_RANDOMIZE, query
+AF_ALG, AF_VSOCK = 38, 40
+CLONE_NAMESPACE_FLAGS = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_CMP_LT, SCMP_CMP_EQ, SCMP_CMP_GT, SCMP_CMP_MASKED_EQ = 2, 4, 6, 7
+SCMP_FLTATR_CTL_OPTIMIZE = 8
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW = 1, 4
+SYS_SECCOMP = {"x86_64": 317, "aarch64": 277, "arm64": 277, "riscv64": 277, "ppc64le": 358, "s390x": 348}
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_UNLINK, KEYCTL_GET_PERSISTENT = 1, 7, 9, 22
+KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
+
+
+def _scmp_errno(code):
+    return 0x00050000 | (code & 0xFFFF)
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def seccomp_program():
+    """The workers' system-call filter (see ``SECCOMP_ALLOW``) as a classic BPF program
+    (bytes), compiled once with libseccomp; each worker only hands it to the kernel
+    (``install_seccomp``). Raises OSError where libseccomp is missing or refuses."""
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError as error:
+        raise OSError(errnos.ENOENT, f"libseccomp is not installed ({error})") from None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    context = lib.seccomp_init(_scmp_errno(errnos.EPERM))
+    if not context:
+        raise OSError(errnos.EINVAL, "libseccomp: seccomp_init failed")
+
+    def add(action, name, *conditions):
+        number = lib.seccomp_syscall_resolve_name(name.encode())
+        if number < 0:  # unknown here, or not a system call of this architecture
+            return
+        array = (_ArgCmp * max(1, len(conditions)))(*[_ArgCmp(*c) for c in conditions])
+        result = lib.seccomp_rule_add_array(context, action, number, len(conditions), array)
+        if result < 0:
+            raise OSError(-result, f"libseccomp: cannot add the rule for {name}")
+
+    machine = platform.machine()
+    read, write = os.pipe()
+    try:
+        lib.seccomp_attr_set(context, SCMP_FLTATR_CTL_OPTIMIZE, 2)  # a binary tree (libseccomp >= 2.5)
+        for name in (*SECCOMP_ALLOW, *SECCOMP_ALLOW_BY_ARCH.get(machine, ())):
+            add(SCMP_ACT_ALLOW, name)
+        for value in PERSONALITIES:
+            add(SCMP_ACT_ALLOW, "personality", (0, SCMP_CMP_EQ, value, 0))
+        add(SCMP_ACT_ALLOW, "socket", (0, SCMP_CMP_LT, AF_ALG, 0))
+        add(SCMP_ACT_ALLOW, "socket", (0, SCMP_CMP_EQ, AF_ALG + 1, 0))
+        add(SCMP_ACT_ALLOW, "socket", (0, SCMP_CMP_GT, AF_VSOCK, 0))
+        flags_argument = 1 if machine.startswith("s390") else 0  # s390's clone takes flags second
+        add(SCMP_ACT_ALLOW, "clone", (flags_argument, SCMP_CMP_MASKED_EQ, CLONE_NAMESPACE_FLAGS, 0))
+        add(_scmp_errno(errnos.ENOSYS), "clone3")  # glibc then falls back to clone
+        result = lib.seccomp_export_bpf(context, write)
+        if result < 0:
+            raise OSError(-result, "libseccomp: cannot export the filter")
+        os.close(write)
+        write = None
+        chunks = []
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        lib.seccomp_release(context)
+        os.close(read)
+        if write is not None:
+            os.close(write)
+    program = b"".join(chunks)
+    if not program or len(program) % 8:
+        raise OSError(errnos.EINVAL, "libseccomp exported no filter")
+    return program
+
+
+def install_seccomp(program):
+    """Hand the filter to the kernel for this process and every thread and child it will
+    have; needs ``no_new_privs``. Not forcing the speculative-store-bypass mitigation on the
+    worker (SPEC_ALLOW) where the kernel knows the flag: it would slow torch down and guards
+    a process against itself."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    number = SYS_SECCOMP.get(platform.machine())
+    if number is not None:
+        for flags in (SECCOMP_FILTER_FLAG_SPEC_ALLOW, 0):
+            if _libc.syscall(ctypes.c_long(number), ctypes.c_ulong(SECCOMP_SET_MODE_FILTER),
+                             ctypes.c_ulong(flags), ctypes.byref(fprog)) == 0:
+                return
+            if ctypes.get_errno() != errnos.EINVAL:
+                break
+    _check(_libc.prctl(ctypes.c_int(PR_SET_SECCOMP), ctypes.c_ulong(SECCOMP_MODE_FILTER),
+                       ctypes.byref(fprog), ctypes.c_ulong(0), ctypes.c_ulong(0)), "seccomp")
+
+
+def _keyctl(*args):
+    number = SYS_KEYCTL.get(platform.machine())
+    if number is None:
+        return -1
+    return _libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
+
+
+def join_own_session_keyring():
+    """A new, empty session keyring for this process and its children: without it every worker
+    shares the zygote's (a channel between workers where keyctl is not filtered)."""
+    _keyctl(KEYCTL_JOIN_SESSION_KEYRING, 0)
+
+
+def clear_keyrings():
+    """Empty the caller's uid's user, user-session and persistent keyrings (as that uid): the
+    keys a worker of that uid planted there outlive it, and the next student's worker (the
+    same uid) would read them. Errors are ignored: a kernel without keys has none to clear."""
+    _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
+    _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
+    persistent = _keyctl(KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_THREAD_KEYRING)
+    if persistent >= 0:
+        _keyctl(KEYCTL_CLEAR, persistent)
+        _keyctl(KEYCTL_UNLINK, persistent, KEY_SPEC_THREAD_KEYRING)
 
 
 class IsolationError(OSError):
@@ -288,12 +488,18 @@ def isolate(settings, keep_fds, parent_fd=None):
         os.closerange(previous + 1, fd)
         previous = fd
     _set_limits(settings["limits"])
+    join_own_session_keyring()
+    if settings.get("seccomp"):  # last: nothing after it needs what it refuses
+        try:
+            install_seccomp(settings["seccomp"])
+        except OSError as error:
+            raise IsolationError(error.errno, f"seccomp: {error.strerror}") from None
 
 
 # -- clean-up (called in the zygote) ------------------------------------------------------
 def kill_uids(uids):
     """SIGKILL every process of these uids, wherever it is (a backstop behind the PID
-    namespaces). ``kill(-1)`` as that uid reaches exactly the processes the uid owns; the
+    namespaces), and empty their kernel keyrings (``clear_keyrings``). ``kill(-1)`` as that uid reaches exactly the processes the uid owns; the
     kernel refuses a fork to a process with SIGKILL pending, so nothing slips through.
     The caller keeps root as its saved uid and returns to it after each uid."""
     for uid in uids:
@@ -303,4 +509,7 @@ def kill_uids(uids):
         except ProcessLookupError:
             pass  # nothing of that uid is left
         finally:
-            os.setresuid(0, 0, 0)
+            try:
+                clear_keyrings()
+            finally:
+                os.setresuid(0, 0, 0)

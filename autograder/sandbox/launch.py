@@ -93,7 +93,10 @@ class Launch:
         settings = {"namespaces": True, "uid_base": self.uid_base, "uid_block": UID_BLOCK,
                     "limits": {}, "hide": [*kit_paths(), *python_secrets(), *hide],
                     "keep": python_paths(), "site_dirs": site_dirs(), "parent": os.getpid(),
-                    "fallback_scratch": str(self.scratch_root / "probe")}
+                    "fallback_scratch": str(self.scratch_root / "probe"),
+                    # AUTOGRADER_SECCOMP=off: no system-call filter, as on a kernel without
+                    # seccomp (the run says it is degraded); for testing that mode
+                    "seccomp": os.environ.get("AUTOGRADER_SECCOMP", "on") != "off"}
         # Settings travel in a memfd, not on the command line: every worker is a fork of the
         # zygote and could read the zygote's command line in its /proc/1/cmdline.
         settings_fd = os.memfd_create("autograder-zygote-settings", 0)

@@ -89,6 +89,8 @@ class Zygote:
             raise RuntimeError("the sandbox zygote did not start")
         self.isolation = ready["isolation"]  # "namespaces+uid" or "rlimits-only"
         self.reason = ready.get("reason")
+        self.seccomp = bool(ready.get("seccomp"))  # the workers' system-call filter is on
+        self.seccomp_reason = ready.get("seccomp_reason")
         self._control.settimeout(ZYGOTE_ANSWER_SECONDS)
 
     def spawn(self, limits, slot=0):
@@ -245,9 +247,26 @@ def _refuse_if_stopped():
 
 
 def sandbox_mode():
-    """How this process's workers are isolated: (mode, reason), or None if none started."""
+    """How this process's workers are isolated: (mode, reason), or None if none started.
+    ``mode`` is the isolation ("namespaces+uid" or "rlimits-only") and whether the system-call
+    filter is on ("seccomp" or "no-seccomp"); ``reason`` says what is missing, if anything
+    (without the filter, "degraded: ..." and why)."""
     zygote = _zygote
-    return None if zygote is None else (zygote.isolation, zygote.reason)
+    if zygote is None:
+        return None
+    reasons = [zygote.reason] if zygote.reason else []
+    if not zygote.seccomp:
+        reasons.append(f"degraded: {zygote.seccomp_reason or 'no seccomp filter'}")
+    return (f"{zygote.isolation} {'seccomp' if zygote.seccomp else 'no-seccomp'}",
+            "; ".join(reasons) or None)
+
+
+def sandbox_description():
+    """``sandbox_mode`` as one line, as summary.json and the class report show it."""
+    mode = sandbox_mode()
+    if mode is None:
+        return "none (no student code ran)"
+    return f"{mode[0]} ({mode[1]})" if mode[1] else mode[0]
 
 
 def attach(slot):

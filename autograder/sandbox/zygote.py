@@ -332,28 +332,53 @@ class Zygote:
             isolation.kill_uids([self.uid_base + int(slot) for slot in slots])
 
     def decide_mode(self):
+        """(isolation, why it is less than namespaces+uid or None, why there is no seccomp
+        filter or None); the workers' settings (``self.base``) follow it."""
         mode, reason = "namespaces+uid", None
         base = self.base
-        if os.geteuid() != 0:
-            mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
-        else:
-            try:
-                self.own_pid_namespace = isolation.own_pid_namespace()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                failure = self.probe({**base, "namespaces": True, "uid": base["uid_base"],
-                                      "scratch": base["fallback_scratch"]})
-            except OSError as error:
-                failure = f"{type(error).__name__}: {error}"
-            finally:
-                signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-            if failure:
-                mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
-        if mode != "namespaces+uid":
-            base.update(namespaces=False, uid_base=None)
-            self.uid_base = None
-        else:
-            base["namespaces"] = True
-        return mode, reason
+        try:
+            if not base.get("seccomp", True):
+                raise OSError(0, "switched off (AUTOGRADER_SECCOMP=off)")
+            base["seccomp"] = isolation.seccomp_program()
+            no_seccomp = None
+        except OSError as error:
+            base["seccomp"], no_seccomp = None, f"no seccomp filter: {error.strerror or error}"
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        try:
+            if os.geteuid() != 0:
+                mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
+            else:
+                try:
+                    self.own_pid_namespace = isolation.own_pid_namespace()
+                    failure = self._probe_with_seccomp({**base, "namespaces": True, "uid": base["uid_base"],
+                                                        "scratch": base["fallback_scratch"]})
+                except OSError as error:
+                    failure = f"{type(error).__name__}: {error}"
+                if failure:
+                    mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
+            if mode != "namespaces+uid":
+                base.update(namespaces=False, uid_base=None)
+                self.uid_base = None
+                failure = self._probe_with_seccomp({**base, "uid": None, "scratch": base["fallback_scratch"]})
+            else:
+                base["namespaces"] = True
+        finally:
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        if base["seccomp"] is None and no_seccomp is None:
+            no_seccomp = self.seccomp_refused
+        return mode, reason, no_seccomp
+
+    seccomp_refused = None
+
+    def _probe_with_seccomp(self, settings):
+        """``probe``; where only the system-call filter failed, probe again without it and
+        leave it out of every worker (``seccomp_refused`` says why: degraded mode)."""
+        failure = self.probe(settings)
+        if failure and settings.get("seccomp") and "seccomp" in failure:
+            self.seccomp_refused = f"the kernel refused the seccomp filter ({failure})"
+            self.base["seccomp"] = settings["seccomp"] = None
+            failure = self.probe(settings)
+        return failure
 
 
 def _terminate(signum, frame):
@@ -369,12 +394,14 @@ def main(control_fd, settings):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
     zygote = Zygote({**settings, "keep": [*settings["keep"], *library_folders(settings["keep"])]})
     settings.clear()  # a worker is a fork of this process: leave it no more than it needs
-    mode, reason = zygote.decide_mode()
+    mode, reason, no_seccomp = zygote.decide_mode()
+    zygote.reap(range(uid_block))  # what an earlier run of these uids left (processes, keys)
     # Objects that exist now are never collected in a worker: its garbage collector then does
     # not touch (and copy, page by page) the whole of torch it shares with us.
     gc.freeze()
     huge_pages_in_background()
-    greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode()
+    greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason,
+                           "seccomp": no_seccomp is None, "seccomp_reason": no_seccomp}).encode()
     control.send(greeting)
     connections = {control: None}  # control socket -> the one slot it may use (None: any)
     try:
