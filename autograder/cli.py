@@ -199,6 +199,9 @@ def grade_command(args, course, lang, out, err):
     if not args.scheduler:
         launch.start_early(hide=[*folders, args.out])
     from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
+    from autograder.grading.messages import hide_host_paths
+
+    hide_host_paths(*folders, args.out, Path(course.path).parent if getattr(course, "path", None) else None)
     from autograder.grading import batch
     from autograder.grading.pool import GradingPool
 

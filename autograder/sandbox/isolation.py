@@ -31,8 +31,12 @@ ignored signals). The worker then, in ``isolate``:
    ``clone``). Where the machine has no libseccomp or the kernel no seccomp, the zygote's
    probe says so and the mode is reported as degraded.
 
-Runs in the forked child only; imports nothing but the standard library so the
-zygote can load it as a plain script. Where the machine cannot give
+Before any of this, the zygote itself moves into a tree of neutral paths
+(``restart_in_neutral_tree``): the folders a worker keeps are ``/sandbox/python/...`` and
+``/sandbox/site-packages``, not where they lie on the host.
+
+Runs in the forked child only (and once in the zygote, for its neutral tree); imports
+nothing but the standard library so the zygote can load it as a plain script. Where the machine cannot give
 namespaces or another uid, the caller learns it from the zygote's probe and
 says so loudly; limits always apply.
 """
@@ -44,6 +48,7 @@ import platform
 import resource
 import select
 import signal
+import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
@@ -296,6 +301,49 @@ def restore_pid_namespace(own_namespace_fd):
     _libc.setns(own_namespace_fd, CLONE_NEWPID)
 
 
+def fork(own_namespace_fd=None):
+    """fork(); given a handle on the caller's PID namespace, the child is PID 1 of a new one."""
+    if own_namespace_fd is None:
+        return os.fork()
+    prepare_pid_namespace(own_namespace_fd)
+    try:
+        pid = os.fork()
+    except BaseException:
+        restore_pid_namespace(own_namespace_fd)
+        raise
+    if pid:  # the parent's next children go to its own namespace again (never in the child)
+        restore_pid_namespace(own_namespace_fd)
+    return pid
+
+
+def probe(settings, own_namespace_fd=None, parent_fd=None):
+    """Try ``isolate(settings)`` once in a throwaway child; returns None or why it failed. With
+    ``settings["namespaces"]``, ``own_namespace_fd`` is the caller's PID namespace."""
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = fork(own_namespace_fd if settings["namespaces"] else None)
+    except OSError as error:
+        os.close(read_fd)
+        os.close(write_fd)
+        return f"{type(error).__name__}: {error}"
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            isolate(settings, keep_fds={write_fd}, parent_fd=parent_fd)
+            os.write(write_fd, b"ok")
+            os._exit(0)
+        except BaseException as error:
+            os.write(write_fd, f"{type(error).__name__}: {error}".encode()[:500])
+            os._exit(1)
+    os.close(write_fd)
+    answer = b""
+    while chunk := os.read(read_fd, 1024):
+        answer += chunk
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    return None if answer == b"ok" else answer.decode(errors="replace")
+
+
 # -- network namespace (made in the zygote, once per slot) -------------------------------
 def empty_network_namespace():
     """A handle on a new network namespace that holds nothing but its loopback device, down,
@@ -345,6 +393,18 @@ def _temporary_mount_point():
     raise IsolationError(0, "no folder to build the worker's root in")
 
 
+def _cover(root, paths, null_handle):
+    """Make what lies at these paths (below ``root``) unreadable: a folder becomes an empty
+    read-only tmpfs, a file reads as empty (``/dev/null`` over it)."""
+    for path in sorted(set(paths), key=len):
+        target = root + path
+        if os.path.isdir(target) and not os.path.islink(target):
+            _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "size=4k,nr_inodes=1,mode=755")
+        elif os.path.isfile(target) and not os.path.islink(target) and null_handle is not None:
+            _bind(null_handle, target, MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+
+
 def _build_root(settings):
     """Build the allow-listed tree in a fresh tmpfs and ``pivot_root`` into it."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount travels back to the host
@@ -376,10 +436,8 @@ def _build_root(settings):
         os.symlink(target, root + path)
     # Secrets inside an allowed folder (the kit installed in site-packages, the batch's
     # folders inside the Python install): empty, read-only.
-    for path in sorted(set(settings.get("hide", ())), key=len):
-        if any(_inside(path, k) for k in keep) and os.path.isdir(root + path):
-            _mount("tmpfs", root + path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                   "size=4k,nr_inodes=1,mode=755")
+    _cover(root, [p for p in settings.get("hide", ()) if any(_inside(p, k) for k in keep)],
+           handles.get("/dev/null"))
 
     os.makedirs(root + "/dev", mode=0o755)
     _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
@@ -415,6 +473,154 @@ def _build_root(settings):
     os.chdir("/")
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     return scratch
+
+
+# -- the zygote's neutral tree (called once, in the zygote, before it imports torch) -----------
+NEUTRAL_PYTHON = "/sandbox/python"  # the interpreter: bin/, lib/pythonX.Y (the standard library)
+NEUTRAL_SITE = "/sandbox/site-packages"  # torch's and numpy's site folder(s): -2, -3, ... for more
+NEUTRAL_SCRIPTS = "/sandbox/worker"  # copies of the four scripts the zygote runs
+SCRIPTS = ("zygote.py", "isolation.py", "worker.py", "wire.py")
+SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/local/lib", "/lib", "/lib64", "/lib32")
+
+
+def neutral_paths(settings, libraries):
+    """{host folder or file: its path in the neutral tree}: the standard library, the site
+    folders of torch and numpy, the interpreter and its shared library (``libraries``: the
+    files this process has mapped). Raises OSError for a layout it cannot mirror."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    stdlib_dirs = [os.path.realpath(p) for p in settings["stdlib_dirs"]]
+    main = [p for p in stdlib_dirs if os.path.isfile(os.path.join(p, "os.py"))]
+    if len(main) != 1:
+        raise OSError(0, f"cannot tell the standard library among {stdlib_dirs}")
+    stdlib = f"{NEUTRAL_PYTHON}/lib/{version}"
+    mapping = {main[0]: stdlib, os.path.realpath(sys.executable): f"{NEUTRAL_PYTHON}/bin/{version}"}
+    for path in stdlib_dirs:
+        if not _inside(path, main[0]):
+            if os.path.basename(path) != "lib-dynload":
+                raise OSError(0, f"a standard-library folder outside the standard library: {path}")
+            mapping[path] = f"{stdlib}/lib-dynload"
+    for path in libraries:
+        if os.path.basename(path).startswith("libpython"):
+            mapping[os.path.realpath(path)] = f"{NEUTRAL_PYTHON}/lib/{os.path.basename(path)}"
+    sites = [os.path.realpath(p) for p in settings["site_dirs"]]
+    for number, path in enumerate(p for p in sites if translate(p, mapping) is None):
+        mapping[path] = NEUTRAL_SITE + (f"-{number + 1}" if number else "")
+    return mapping
+
+
+def translate(path, mapping):
+    """``path``'s place in the neutral tree, or None if it is not there."""
+    path = os.path.realpath(path)
+    for host in sorted(mapping, key=len, reverse=True):
+        if _inside(path, host):
+            return mapping[host] + path[len(host):]
+    return None
+
+
+def _mapped_files():
+    with open("/proc/self/maps") as maps:
+        return {line.split(maxsplit=5)[5].strip().removesuffix(" (deleted)") for line in maps
+                if len(line.split(maxsplit=5)) == 6 and line.split(maxsplit=5)[5].startswith("/")}
+
+
+def restart_in_neutral_tree(settings, control_fd, script_dir):
+    """Re-execute this process (the zygote, not yet past its standard-library imports) as the
+    same interpreter inside a tree of its own where everything a worker can reach lies at
+    neutral paths (``/sandbox/...``): the interpreter, the standard library, torch's site
+    folder, copies of the sandbox scripts, and the system's library folders at their usual
+    places. The host's file system is detached, so the zygote, and every worker forked from
+    it, has ``sys.executable``, ``sys.prefix``, ``sys.path``, every module's ``__file__``,
+    every traceback and ``/proc/self/maps`` free of the host's paths (the kit's checkout, a
+    venv inside it, the user's home).
+
+    Returns only if the tree could not be made (why, as text; the caller stays in the host's
+    paths). Never returns once the host's tree is detached: an error there ends the process."""
+    mapping = neutral_paths(settings, _mapped_files())
+    handles = {}
+    try:
+        # Handles are opened in the new mount namespace: a bind from one of the old one fails.
+        _check(_libc.unshare(CLONE_NEWNS), "unshare mount")
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        for path in mapping:
+            handles[path] = _open_path(path)
+        systems = [p for p in SYSTEM_LIBRARIES if os.path.isdir(p) and not os.path.islink(p)]
+        for path in (*systems, *SYSTEM_FILES, *DEVICES):
+            if os.path.exists(path):
+                handles[path] = _open_path(path)
+        scripts = {}
+        for name in SCRIPTS:
+            with open(os.path.join(script_dir, name), "rb") as handle:
+                scripts[name] = handle.read()
+        links = {"/" + n: os.readlink("/" + n) for n in os.listdir("/") if os.path.islink("/" + n)
+                 and any(_inside(os.path.realpath("/" + n), s) for s in systems)}
+        hidden = [t for t in (translate(p, mapping) for p in settings.get("hide", ())) if t is not None]
+        executable = mapping[os.path.realpath(sys.executable)]
+        sites = [translate(p, mapping) for p in settings["site_dirs"]]
+        stdlib = sorted({translate(p, mapping) for p in settings["stdlib_dirs"]})
+        root = _temporary_mount_point()
+        _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=755")
+        try:
+            _fill_neutral_tree(root, mapping, handles, systems, links, scripts, hidden)
+        except BaseException:
+            _libc.umount2(root.encode(), MNT_DETACH)
+            raise
+    except OSError as error:
+        return f"{type(error).__name__}: {error}"
+    finally:
+        for handle in handles.values():
+            os.close(handle)
+    try:  # from here on there is no way back to the host's paths
+        os.chdir(root)
+        _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT[platform.machine()]), b".", b"."), "pivot_root")
+        _check(_libc.umount2(b".", MNT_DETACH), "detach the host's tree")
+        os.chdir("/")
+        _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        neutral = {**settings, "neutral": True, "site_dirs": sites, "stdlib_dirs": stdlib,
+                   "keep": sorted({*stdlib, *sites}), "hide": hidden}
+        settings_fd = os.memfd_create("autograder-zygote-settings", 0)
+        os.write(settings_fd, __import__("json").dumps(neutral).encode())
+        os.lseek(settings_fd, 0, os.SEEK_SET)
+        environment = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+        if any(os.path.basename(p).startswith("libpython") for p in mapping):
+            environment["LD_LIBRARY_PATH"] = f"{NEUTRAL_PYTHON}/lib"  # before the binary's RUNPATH
+        os.execve(executable, [executable, "-I", "-S", f"{NEUTRAL_SCRIPTS}/zygote.py", str(control_fd),
+                               str(settings_fd)], environment)
+    except BaseException as error:
+        os.write(2, f"sandbox setup failed: the zygote's neutral tree: {error}\n".encode())
+        os._exit(70)
+
+
+def _fill_neutral_tree(root, mapping, handles, systems, links, scripts, hidden):
+    read_only = MS_RDONLY | MS_NOSUID | MS_NODEV
+    for host, neutral in sorted(mapping.items(), key=lambda item: len(item[1])):  # parents first
+        if os.path.isdir(host):
+            os.makedirs(root + neutral, mode=0o755, exist_ok=True)
+        else:
+            _make_file(root + neutral)
+        _bind(handles[host], root + neutral, read_only)
+    for path in systems:
+        os.makedirs(root + path, mode=0o755, exist_ok=True)
+        _bind(handles[path], root + path, read_only)
+    for path in SYSTEM_FILES:
+        if path in handles:
+            _make_file(root + path)
+            _bind(handles[path], root + path, read_only | MS_NOEXEC)
+    for path, target in links.items():
+        os.symlink(target, root + path)
+    os.makedirs(root + NEUTRAL_SCRIPTS, mode=0o755)
+    for name, text in scripts.items():
+        with open(f"{root}{NEUTRAL_SCRIPTS}/{name}", "wb") as handle:
+            handle.write(text)
+    os.makedirs(root + "/dev", mode=0o755)
+    _mount("tmpfs", root + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+    for path in DEVICES:
+        if path in handles:
+            _make_file(root + path)
+            _bind(handles[path], root + path, MS_NOSUID | MS_NOEXEC)
+    _cover(root, hidden, handles.get("/dev/null"))
+    os.mkdir(root + "/proc")
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    os.mkdir(root + "/tmp")  # where each worker builds its own root, then its /tmp
 
 
 # -- uid, limits ------------------------------------------------------------------------
