@@ -216,6 +216,9 @@ def grade_command(args, course, lang, out, err):
     if not args.scheduler:
         launch.start_early(hide=[*folders, args.out])
     from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
+    from autograder.grading.messages import hide_host_paths
+
+    hide_host_paths(*folders, args.out, Path(course.path).parent if getattr(course, "path", None) else None)
     from autograder.grading import batch
     from autograder.grading.pool import GradingPool
 
@@ -296,6 +299,9 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
     if graded.sandbox.startswith("rlimits-only"):
         _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
                   "Only resource limits and time-outs protected this machine.", "bold red")
+    elif "no-seccomp" in graded.sandbox.split(" (")[0]:
+        _say(err, f"WARNING: student code ran WITHOUT the system-call filter (degraded mode): {graded.sandbox}.",
+             "bold red")
     out.print(_score_table(graded, lang))
     _channels(args, graded, lang, err)
     for result in graded.results:
@@ -359,13 +365,9 @@ def _group(reasons):
 
 def _isolation():
     """The isolation the workers of this run had, as the sandbox's zygote reported it."""
-    from autograder.sandbox.process import sandbox_mode
+    from autograder.sandbox.process import sandbox_description
 
-    mode = sandbox_mode()
-    if mode is None:
-        return "none (no student code ran)"
-    isolation, reason = mode
-    return f"{isolation} ({reason})" if reason else isolation
+    return sandbox_description()
 
 
 def _make_names_unique(submissions):

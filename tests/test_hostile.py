@@ -411,3 +411,92 @@ def test_other_students_and_the_output_folder_are_invisible(tmp_path):
         assert earned == ["sdpa.present"], earned
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("assignment", ["attention", "encoder", "decoder"])
+def test_meta_tensors_in_a_reply_are_the_students_failure(tmp_path, assignment):
+    """meta_reply answers every call with meta-device tensors (right shapes, no data). They
+    used to decode into real meta tensors that the checks read values from (``.item()``): a
+    grader error, exit status 3, in every assignment. Now the reply is that student's
+    ``bad_reply``, said in the report, and the run ends as for any student's failure."""
+    from conftest import run_autograder
+
+    folder = tmp_path / "submitted" / "mallory" / assignment
+    folder.mkdir(parents=True)
+    (folder / f"{assignment}.py").write_text((Path(__file__).parent / "hostile" / "meta_reply.py").read_text())
+    out = tmp_path / "reports"
+    done = run_autograder("grade", tmp_path / "submitted", "-a", assignment, "-o", out, "--lang", "en")
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert "grader error" not in done.stderr, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["grader_errors"] == [] and summary["counts"]["grader_error"] == 0
+    report = json.loads((out / "mallory" / "results.json").read_text())
+    earned = [t["extra_data"]["check"] for t in report["tests"] if t["score"] > 0]
+    assert all(check.endswith((".present", ".construct")) for check in earned), earned
+    said = "\n".join(t["output"] for t in report["tests"])
+    assert "tensor on the meta device" in said and "only plain (dense) CPU tensors" in said
+    assert "tensor on the meta device" in (out / "mallory" / "feedback.md").read_text()
+
+
+def _spellings(path):
+    """How a path may be written in a report: as is, escaped by ascii() or JSON, URL-quoted."""
+    from urllib.parse import quote
+
+    path = str(path)
+    return {path, ascii(path)[1:-1], json.dumps(path)[1:-1], quote(path)}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the neutral tree needs root (namespaces)")
+def test_no_host_path_reaches_a_report(tmp_path):
+    """The kit copied to a folder with spaces and accents, the class in another: host_paths.py
+    raises and prints its argv, interpreter, sys.path, modules' __file__, a traceback, its
+    mapped files and mount table. The workers see only neutral paths (/sandbox/...), and what
+    the mount table still names (where the bound folders lie on the host) is scrubbed from the
+    reports: no report names the kit's copy, the kit it was copied from (its venv), the Python
+    installation, the home folder or the class's folder."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(__file__).resolve().parent.parent
+    odd = Path(tempfile.mkdtemp(prefix="autograder-odd-", dir=tmp_path))
+    kit = odd / "x" / "kit-ünï côde"
+    top_level = {".venv", ".git", "reports", ".hypothesis", ".pytest_cache", "build"}
+    shutil.copytree(root, kit, ignore=lambda folder, names: [
+        n for n in names if n == "__pycache__" or n.endswith(".egg-info") or (Path(folder) == root and n in top_level)])
+    lesson = odd / "kelas ünï"
+    submitted = lesson / "submitted" / "mallory" / "attention"
+    submitted.mkdir(parents=True)
+    shutil.copy(HOSTILE[0].parent / "host_paths.py", submitted / "attention.py")
+    out = lesson / "reports"
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTOGRADER_COURSE", "PYTHONPATH")}
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(lesson / "submitted"), "-a", "attention",
+                           "-o", str(out), "--lang", "en"], cwd=kit, env={**env, "PYTHONUTF8": "1"},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert str(kit) in summary["course"]  # the copy graded, with its own course.toml
+    assert summary["sandbox"] == "namespaces+uid seccomp", summary["sandbox"]
+    said = (out / "mallory" / "results.json").read_text()
+    assert "where am I" in said and "/sandbox/worker/zygote.py" in said and "stack:" in said, said[:3000]
+    secret = set()
+    for path in (kit, root, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path.home(), lesson, odd):
+        secret |= _spellings(path)
+    for part in ("source", "course"):  # the instructor's own fields: where the files are
+        summary.pop(part, None)
+        for student in summary.get("students", []):
+            student.pop(part, None)
+    reports = {"results.json": said, "feedback.md": (out / "mallory" / "feedback.md").read_text(),
+               "feedback.html": (out / "mallory" / "feedback.html").read_text(),
+               "summary.json": json.dumps(summary, ensure_ascii=False),
+               "gradebook.csv": (out / "gradebook.csv").read_text()}
+    report = json.loads((out / "report.json").read_text())
+    for part in ("source", "course"):
+        report.pop(part, None)
+        for student in report.get("students", []):
+            student.pop(part, None)
+    reports["report.json"] = json.dumps(report, ensure_ascii=False)
+    reports["report.html"] = (out / "report.html").read_text()
+    leaks = {name: sorted(s for s in secret if s in text) for name, text in reports.items()}
+    assert all(not found for found in leaks.values()), leaks

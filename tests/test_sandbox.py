@@ -706,3 +706,66 @@ def test_a_slots_workers_share_an_empty_network_namespace_of_their_own():
     assert seen[0, 1][0] == seen[0, 2][0] != seen[1, 1][0]
     assert os.readlink("/proc/self/ns/net") not in {net for net, _ in seen.values()}
     assert len({ipc for _, ipc in seen.values()} | {os.readlink("/proc/self/ns/ipc")}) == 4
+
+
+# -- system calls ------------------------------------------------------------------------------
+def _seccomp_here():
+    """A kernel with seccomp filters and libseccomp to build one."""
+    import ctypes
+    try:
+        ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        return False
+    return "Seccomp_filters:" in Path("/proc/self/status").read_text()
+
+
+needs_seccomp = pytest.mark.skipif(not _seccomp_here(), reason="no seccomp here: the run says it is degraded")
+
+
+@needs_seccomp
+def test_system_calls_a_container_refuses_are_refused():
+    """hostile/system_calls.py: kernel keyrings, ptrace, unshare (a user namespace too), mount,
+    pivot_root, bpf, perf_event_open, userfaultfd, io_uring, kexec, modules, a personality
+    flag, process_vm_readv: EPERM; clone3: ENOSYS (glibc falls back to clone); torch still
+    starts threads. On main, add_key, keyctl, unshare, mount and process_vm_readv went through."""
+    import errno
+
+    from autograder.sandbox.process import sandbox_mode
+
+    s = Session([{"code": (HOSTILE / "system_calls.py").read_text(), "origin": "cell 1"}], [], solutions,
+                request_timeout=20, max_restarts=0)
+    try:
+        found = s.call("attempts")
+        assert s.call("threads_still_work") == [2, True, True]
+    finally:
+        s.close()
+    refused = {name: tuple(answer) for name, answer in found.items()}
+    assert refused == {name: (-1, errno.ENOSYS if name == "clone3" else errno.EPERM) for name in found}
+    assert len(refused) >= 20
+    assert sandbox_mode()[0].split()[1] == "seccomp"
+
+
+def test_without_the_filter_the_run_says_it_is_degraded(tmp_path):
+    """AUTOGRADER_SECCOMP=off stands for a kernel without seccomp: the workers run without the
+    filter (keyctl goes through) and summary.json, the class report and the terminal say that
+    this run was degraded."""
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES
+
+    submitted = tmp_path / "submitted" / "andi" / "attention"
+    submitted.mkdir(parents=True)
+    shutil.copy(EXAMPLES / "andi" / "attention" / "attention.ipynb", submitted)
+    mallory = tmp_path / "submitted" / "mallory" / "attention"
+    mallory.mkdir(parents=True)
+    shutil.copy(HOSTILE / "system_calls.py", mallory / "attention.py")
+    out = tmp_path / "reports"
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "-a",
+                           "attention", "-o", str(out), "--lang", "en"], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "AUTOGRADER_SECCOMP": "off"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    sandbox = json.loads((out / "summary.json").read_text())["sandbox"]
+    assert "no-seccomp" in sandbox.split(" (")[0] and "degraded" in sandbox, sandbox
+    assert "degraded" in (out / "report.json").read_text() and "no-seccomp" in (out / "report.html").read_text()
+    assert "WITHOUT the system-call filter" in done.stderr

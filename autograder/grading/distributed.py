@@ -121,12 +121,9 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
-    from autograder.sandbox.process import sandbox_mode
+    from autograder.sandbox.process import sandbox_description
 
-    mode = sandbox_mode()
-    isolation = "none (no student code ran)" if mode is None else (
-        f"{mode[0]} ({mode[1]})" if mode[1] else mode[0])
-    return result.dumps(), isolation
+    return result.dumps(), sandbox_description()
 
 
 class DaskGrading:

@@ -1,16 +1,19 @@
 """Grade one submission: load its code, run every check of the plan against a sandboxed
 worker, and record the outcomes. Pass/fail is decided here, in the trusted process."""
 
+import dataclasses
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import solutions
 from autograder import loading
 from autograder.checks import diagnosis, pictures, targets
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
-from autograder.grading.messages import hide_hidden_sizes, load_problem, student_error, worker_failure
+from autograder.grading.messages import (hide_hidden_sizes, load_problem, scrub_message, student_error,
+                                        worker_failure)
 from autograder.records import Outcome, StudentResult
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure
 from autograder.sandbox.session import Session
@@ -178,6 +181,12 @@ def _advisory(step, session, plan, outcomes, started):
 
 
 def _finish(student, plan, source, outcomes, problems, started, diagnoses=(), drawn=()):
+    # Student-produced text (its errors, what it printed) never carries a host path into a
+    # report: the kit's, the Python installation's, the class's (its own folder too).
+    folders = [Path(source).parent] if source else []
+    outcomes = [dataclasses.replace(o, message=scrub_message(o.message, folders)) if o.message else o
+                for o in outcomes]
+    problems = [scrub_message(p, folders) for p in problems]
     return StudentResult(student, plan.name, source, outcomes=tuple(outcomes),
                          problems=tuple(problems),
                          execution_time=round(time.monotonic() - started, 3),

@@ -242,3 +242,103 @@ def worker_failure(failure):
                          "Skipped: your code hung or crashed repeatedly in earlier checks.")
     return bilingual(f"Proses yang menjalankan kode Anda memberi jawaban yang tidak sah ({detail}).",
                      f"The process running your code gave an invalid answer ({detail}).")
+
+
+# -- host paths ------------------------------------------------------------------------------
+# A second line of defence behind the workers' neutral paths (sandbox/isolation.py): whatever
+# a student's code prints or raises, the kit's checkout, the Python installation and the
+# class's folders never reach a report. Paths are replaced as written, as Python's ascii()
+# and JSON escape them, and URL-quoted.
+_CLASS_PATHS = set()  # the class's folders, registered by whoever knows them (``hide_host_paths``)
+_PLACEHOLDERS = {"kit": "<kit>", "python": "<python>", "class": "<class>", "home": "<home>"}
+_host_paths = None
+
+
+def hide_host_paths(*paths):
+    """Also scrub these folders (a class's submissions, its output folder, the course folder)
+    from every message; inherited by the grading processes forked after this call."""
+    from pathlib import Path
+
+    global _scrub_pattern
+    for path in paths:
+        if path and len(Path(path).resolve().parts) > 2:  # never a whole /tmp or /home
+            _CLASS_PATHS.update(_spellings(path))
+    _scrub_pattern = None
+
+
+def _spellings(path):
+    from pathlib import Path
+
+    found = set()
+    for candidate in (str(Path(path).absolute()), str(Path(path).resolve())):
+        candidate = candidate.rstrip("/") or "/"
+        if len(candidate) > 1:
+            found.add(candidate)
+    return found
+
+
+def _kit_and_python_paths():
+    """{path: kind} of the kit's checkout, the Python installation and the home folder."""
+    global _host_paths
+    if _host_paths is None:
+        import sys
+        from pathlib import Path
+
+        import autograder
+
+        kit = Path(autograder.__file__).resolve().parent
+        paths = {p: "kit" for p in _spellings(kit.parent if (kit.parent / "pyproject.toml").exists() else kit)}
+        paths.update({p: "kit" for p in _spellings(kit)})
+        for prefix in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}:
+            paths.update({p: "python" for p in _spellings(prefix) if p not in paths})
+        try:
+            from autograder.sandbox.launch import site_dirs
+            for site in site_dirs():
+                paths.update({p: "python" for p in _spellings(site) if p not in paths})
+        except RuntimeError:
+            pass
+        home = Path.home()
+        if len(home.parts) > 1:
+            paths.update({p: "home" for p in _spellings(home) if p not in paths})
+        _host_paths = paths
+    return _host_paths
+
+
+_scrub_pattern = None
+
+
+def _compile(kinds):
+    """One pattern for {path: kind}: each path in each spelling, longest first, never a
+    prefix of a longer name (/srv/kit does not match in /srv/kit2)."""
+    import json
+    from urllib.parse import quote
+
+    written = {}
+    for path, kind in kinds.items():
+        for spelling in (path, ascii(path)[1:-1], json.dumps(path)[1:-1], quote(path)):
+            written.setdefault(spelling, _PLACEHOLDERS[kind])
+    alternatives = sorted(written, key=len, reverse=True)
+    return re.compile("(?:" + "|".join(map(re.escape, alternatives)) + r")(?![\w.-])"), written
+
+
+def _pattern():
+    global _scrub_pattern
+    if _scrub_pattern is None:
+        _scrub_pattern = _compile({**{p: "class" for p in _CLASS_PATHS}, **_kit_and_python_paths()})
+    return _scrub_pattern
+
+
+def scrub_host_paths(text, extra=()):
+    """``text`` with every host path named above (and the folders in ``extra``, as the class's)
+    replaced by a placeholder such as ``<kit>``."""
+    if not text:
+        return text
+    for pattern, written in (_pattern(), *([_compile({p: "class" for f in extra for p in _spellings(f)})]
+                                           if extra else [])):
+        text = pattern.sub(lambda m: written[m.group(0)], text)
+    return text
+
+
+def scrub_message(message, extra=()):
+    """A Bilingual message scrubbed of host paths (``scrub_host_paths``)."""
+    return message.map(lambda text: scrub_host_paths(text, extra)) if message is not None else None

@@ -68,6 +68,18 @@ def python_secrets():
                    if p.is_dir() and str(p.resolve()) not in kept})
 
 
+def install_traces():
+    """Files in the site folders that name where the kit's checkout lies (an editable install's
+    finder and .pth, ``direct_url.json`` of anything installed from a local folder): the
+    workers read them as empty."""
+    found = []
+    for site in site_dirs():
+        folder = Path(site)
+        for pattern in ("__editable__*", "*.egg-link", "*.dist-info/direct_url.json"):
+            found += [str(p.resolve()) for p in folder.glob(pattern) if p.is_file()]
+    return sorted(found)
+
+
 def claim_uid_block():
     """A block of unprivileged uids no other grader run on this machine uses (RLIMIT_NPROC
     counts per uid, and clean-up kills by uid): held with a lock file for the process's life."""
@@ -91,9 +103,13 @@ class Launch:
         self.scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         settings = {"namespaces": True, "uid_base": self.uid_base, "uid_block": UID_BLOCK,
-                    "limits": {}, "hide": [*kit_paths(), *python_secrets(), *hide],
-                    "keep": python_paths(), "site_dirs": site_dirs(), "parent": os.getpid(),
-                    "fallback_scratch": str(self.scratch_root / "probe")}
+                    "limits": {}, "hide": [*kit_paths(), *python_secrets(), *install_traces(), *hide],
+                    "keep": python_paths(), "site_dirs": site_dirs(), "stdlib_dirs": stdlib_dirs(),
+                    "parent": os.getpid(),
+                    "fallback_scratch": str(self.scratch_root / "probe"),
+                    # AUTOGRADER_SECCOMP=off: no system-call filter, as on a kernel without
+                    # seccomp (the run says it is degraded); for testing that mode
+                    "seccomp_wanted": os.environ.get("AUTOGRADER_SECCOMP", "on") != "off"}
         # Settings travel in a memfd, not on the command line: every worker is a fork of the
         # zygote and could read the zygote's command line in its /proc/1/cmdline.
         settings_fd = os.memfd_create("autograder-zygote-settings", 0)

@@ -45,7 +45,8 @@ class StudentError(Exception):
     def __init__(self, info):
         self.type = str(info.get("type", "Error"))[:80]
         self.message = str(info.get("message", ""))[:2000]
-        self.where = [str(w)[:200] for w in info.get("where", [])][:3]
+        where = info.get("where")
+        self.where = [str(w)[:200] for w in where[:3]] if isinstance(where, list) else []
         super().__init__(f"{self.type}: {self.message}")
 
 
@@ -88,6 +89,8 @@ class Zygote:
             raise RuntimeError("the sandbox zygote did not start")
         self.isolation = ready["isolation"]  # "namespaces+uid" or "rlimits-only"
         self.reason = ready.get("reason")
+        self.seccomp = bool(ready.get("seccomp"))  # the workers' system-call filter is on
+        self.seccomp_reason = ready.get("seccomp_reason")
         self._control.settimeout(ZYGOTE_ANSWER_SECONDS)
 
     def spawn(self, limits, slot=0):
@@ -244,9 +247,26 @@ def _refuse_if_stopped():
 
 
 def sandbox_mode():
-    """How this process's workers are isolated: (mode, reason), or None if none started."""
+    """How this process's workers are isolated: (mode, reason), or None if none started.
+    ``mode`` is the isolation ("namespaces+uid" or "rlimits-only") and whether the system-call
+    filter is on ("seccomp" or "no-seccomp"); ``reason`` says what is missing, if anything
+    (without the filter, "degraded: ..." and why)."""
     zygote = _zygote
-    return None if zygote is None else (zygote.isolation, zygote.reason)
+    if zygote is None:
+        return None
+    reasons = [zygote.reason] if zygote.reason else []
+    if not zygote.seccomp:
+        reasons.append(f"degraded: {zygote.seccomp_reason or 'no seccomp filter'}")
+    return (f"{zygote.isolation} {'seccomp' if zygote.seccomp else 'no-seccomp'}",
+            "; ".join(reasons) or None)
+
+
+def sandbox_description():
+    """``sandbox_mode`` as one line, as summary.json and the class report show it."""
+    mode = sandbox_mode()
+    if mode is None:
+        return "none (no student code ran)"
+    return f"{mode[0]} ({mode[1]})" if mode[1] else mode[0]
 
 
 def attach(slot):
@@ -358,6 +378,23 @@ def _wait(poll, deadline):
             continue
 
 
+def answer_of(body):
+    """A reply frame's body (what follows its length) -> the worker's answer (the value of its
+    ``ok``), or ``StudentError`` (its ``error``), or ``WorkerFailure("bad_reply")`` for
+    anything else; nothing the frame holds can make this raise another exception."""
+    try:
+        frame = wire.decode_frame(body)
+    except wire.WireError as error:
+        raise WorkerFailure("bad_reply", str(error)) from None
+    if not isinstance(frame, dict):
+        raise WorkerFailure("bad_reply", "reply is not an object")
+    if "error" in frame and isinstance(frame["error"], dict):
+        raise StudentError(frame["error"])
+    if "ok" in frame:
+        return frame["ok"]
+    raise WorkerFailure("bad_reply", "reply has neither result nor error")
+
+
 class WorkerConnection:
     """The grader's end of one worker's pipes."""
 
@@ -402,14 +439,7 @@ class WorkerConnection:
         that asks for something (a "callback") is malformed like any other (``bad_reply``)."""
         deadline = time.monotonic() + timeout
         self._send(message, deadline)
-        frame = self._receive(deadline)
-        if not isinstance(frame, dict):
-            raise WorkerFailure("bad_reply", "reply is not an object")
-        if "error" in frame and isinstance(frame["error"], dict):
-            raise StudentError(frame["error"])
-        if "ok" in frame:
-            return frame["ok"]
-        raise WorkerFailure("bad_reply", "reply has neither result nor error")
+        return answer_of(self._receive(deadline))
 
     def _send(self, message, deadline):
         try:
@@ -436,10 +466,7 @@ class WorkerConnection:
         (size,) = wire.HEADER.unpack(header)
         if size > MAX_REPLY_BYTES:
             raise WorkerFailure("bad_reply", f"reply of {size} bytes is too large")
-        try:
-            return wire.decode_frame(self._read_exact(size, deadline))
-        except wire.WireError as error:
-            raise WorkerFailure("bad_reply", str(error)) from None
+        return self._read_exact(size, deadline)
 
     def _read_exact(self, n, deadline):
         """Exactly ``n`` bytes, read in place: a frame at the size limit costs its size once,

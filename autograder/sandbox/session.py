@@ -16,6 +16,8 @@ call and returns each call's arguments and result with the block's output.
 import itertools
 from dataclasses import dataclass
 
+import torch
+
 from autograder.sandbox import wire
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure, shared_zygote
 from autograder.config import DEFAULTS  # the one place defaults live
@@ -42,9 +44,9 @@ class RemoteObject:
     def _describe(self, info):
         try:
             self._described = (
-                {str(p): tuple(int(n) for n in s) for p, s in info["params"]},
-                {str(p): tuple(int(n) for n in s) for p, s in info["aliases"]},
-                {str(p): str(t) for p, t in info["modules"]})
+                {str(p)[:200]: _shape(s) for p, s in _pairs(info["params"])},
+                {str(p)[:200]: _shape(s) for p, s in _pairs(info["aliases"])},
+                {str(p)[:200]: str(t)[:80] for p, t in _pairs(info["modules"])})
         except (KeyError, TypeError, ValueError):
             raise WorkerFailure("bad_reply", "malformed description of a new object") from None
 
@@ -156,30 +158,26 @@ class Session:
         deferred, self._deferred = self._deferred, []
         reply = self._request({"op": "batch", "requests": [m for m, _, _ in deferred] + [message]},
                               timeout)
-        replies = reply.get("replies")
-        if (not isinstance(replies, list) or not 0 < len(replies) <= len(deferred) + 1
-                or not all(isinstance(r, dict) and isinstance(r.get("ok", r.get("error")), dict)
-                           for r in replies)):
-            raise WorkerFailure("bad_reply", "malformed answer to a batch")
+        replies = batch_answer(reply, len(deferred) + 1)
         failure = None
         for index, (_, obj, on_answer) in enumerate(deferred):
             answer = replies[index] if index < len(replies) else None
             if failure is not None or answer is None:  # not built: an earlier request raised
                 obj.failure = failure or StudentError({"type": "Error", "message": "not built"})
                 continue
-            if "error" in answer:
-                failure = obj.failure = StudentError(answer["error"])
+            if isinstance(answer, StudentError):
+                failure = obj.failure = answer
                 self._failed_builds.append(failure)
                 continue
-            obj._describe(answer["ok"])
-            on_answer(obj, *_set_answer(answer["ok"]))
+            obj._describe(answer)
+            on_answer(obj, *_set_answer(answer))
         if failure is not None:
             raise failure
         if len(replies) <= len(deferred):
             raise WorkerFailure("bad_reply", "a batch answered without its last request")
-        if "error" in replies[-1]:
-            raise StudentError(replies[-1]["error"])
-        return replies[-1]["ok"]
+        if isinstance(replies[-1], StudentError):
+            raise replies[-1]
+        return replies[-1]
 
     def flush(self):
         """Send what is deferred (with a ``ping``), and raise the first error a deferred
@@ -277,10 +275,8 @@ class Session:
                     for c in calls]
         reply = self._request({"op": "calls", "calls": [{k: v for k, v in m.items() if k != "op"}
                                                         for m in messages]}, timeout)
-        replies = reply.get("replies")
-        if not isinstance(replies, list) or len(replies) != len(calls):
-            raise WorkerFailure("bad_reply", "malformed answer to calls")
-        answers = [self._call_answer(r, m.get("return_inputs"), True) for r, m in zip(replies, messages)]
+        answers = calls_answer(reply, [(bool(m.get("return_inputs")), _on_meta(c["args"], c.get("kwargs")))
+                                       for m, c in zip(messages, calls)])
         return [(result, records, after) for result, after, records in answers]
 
     @classmethod
@@ -294,19 +290,8 @@ class Session:
 
     def _call(self, target, args, kwargs, record, return_inputs):
         reply = self._request(self._call_message(target, args, kwargs, record, return_inputs))
-        answer = self._call_answer(reply, return_inputs, record is not None)
+        answer = call_answer(reply, return_inputs, record is not None, _on_meta(args, kwargs))
         return answer if record is not None else answer[:2]
-
-    @staticmethod
-    def _call_answer(reply, return_inputs, recorded):
-        if not isinstance(reply, dict):
-            raise WorkerFailure("bad_reply", "malformed answer to call")
-        try:
-            after = wire.decode_value(reply["inputs_after"]) if return_inputs else None
-            result = wire.decode_value(reply["result"])
-        except (KeyError, TypeError, wire.WireError) as error:
-            raise WorkerFailure("bad_reply", str(error)) from None
-        return result, after, (_decode_records(reply) if recorded else None)
 
     def grad(self, target, cotangent, *args, **kwargs):
         """Gradients of every parameter and input after backpropagating <cotangent, output>:
@@ -329,15 +314,58 @@ class Session:
                    "kwargs": wire.encode_value(kwargs)}
         if record is not None:
             message["record"] = record
-        reply = self._request(message)
-        try:
-            params = wire.decode_value(reply["param_grads"])
-            inputs = wire.decode_value(reply["input_grads"])
-        except (KeyError, TypeError, wire.WireError) as error:
-            raise WorkerFailure("bad_reply", str(error)) from None
-        if not isinstance(params, dict) or not isinstance(inputs, list):
-            raise WorkerFailure("bad_reply", "malformed gradient report")
-        return params, inputs, (_decode_records(reply) if record is not None else None)
+        return grad_answer(self._request(message), record is not None, _on_meta(args, kwargs, cotangent))
+
+
+# -- what the worker answers, decoded (every function below takes what the worker sent and
+# returns plain values, or raises WorkerFailure("bad_reply"); tests/test_wire_fuzz.py feeds
+# them random and mutated frames) ---------------------------------------------------------
+def _on_meta(*values, depth=6):
+    """Whether a request's arguments hold a tensor on the meta device: only then may its
+    answer hold meta tensors (a device check ran the student's code on meta)."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if value.device.type == "meta":
+                return True
+        elif depth > 0 and isinstance(value, (tuple, list)):
+            if _on_meta(*value, depth=depth - 1):
+                return True
+        elif depth > 0 and isinstance(value, dict):
+            if _on_meta(*value.values(), depth=depth - 1):
+                return True
+    return False
+
+
+def call_answer(reply, return_inputs, recorded, meta=False):
+    """The answer to a ``call``: (result, inputs afterwards or None, records or None)."""
+    if not isinstance(reply, dict):
+        raise WorkerFailure("bad_reply", "malformed answer to call")
+    try:
+        after = wire.decode_value(reply["inputs_after"], meta=meta) if return_inputs else None
+        result = wire.decode_value(reply["result"], meta=meta)
+    except (KeyError, TypeError, wire.WireError) as error:
+        raise WorkerFailure("bad_reply", str(error)) from None
+    return result, after, (_decode_records(reply, meta) if recorded else None)
+
+
+def calls_answer(reply, calls):
+    """The answer to ``calls``; ``calls``: (return_inputs, meta) of each call, in order."""
+    replies = reply.get("replies") if isinstance(reply, dict) else None
+    if not isinstance(replies, list) or len(replies) != len(calls):
+        raise WorkerFailure("bad_reply", "malformed answer to calls")
+    return [call_answer(r, return_inputs, True, meta) for r, (return_inputs, meta) in zip(replies, calls)]
+
+
+def grad_answer(reply, recorded, meta=False):
+    """The answer to ``grad``: ({path: gradient or None}, [gradient or None], records or None)."""
+    try:
+        params = wire.decode_value(reply["param_grads"], meta=meta)
+        inputs = wire.decode_value(reply["input_grads"], meta=meta)
+    except (KeyError, TypeError, wire.WireError) as error:
+        raise WorkerFailure("bad_reply", str(error)) from None
+    if not isinstance(params, dict) or not isinstance(inputs, list):
+        raise WorkerFailure("bad_reply", "malformed gradient report")
+    return params, inputs, (_decode_records(reply, meta) if recorded else None)
 
 
 class EncodedValues(dict):
@@ -354,11 +382,50 @@ def encoded_values(values):
     return values if isinstance(values, EncodedValues) else EncodedValues.of(values)
 
 
+def batch_answer(reply, count):
+    """The answers of a batch of ``count`` requests, in order, each the request's answer (a
+    dict) or its ``StudentError``; the worker stops at the first error, so there may be fewer."""
+    replies = reply.get("replies") if isinstance(reply, dict) else None
+    if not isinstance(replies, list) or not 0 < len(replies) <= count:
+        raise WorkerFailure("bad_reply", "malformed answer to a batch")
+    answers = []
+    for r in replies:
+        if isinstance(r, dict) and isinstance(r.get("error"), dict):
+            answers.append(StudentError(r["error"]))
+        elif isinstance(r, dict) and "error" not in r and isinstance(r.get("ok"), dict):
+            answers.append(r["ok"])
+        else:
+            raise WorkerFailure("bad_reply", "malformed answer to a batch")
+    return answers
+
+
+def _pairs(value):
+    """A list of [key, value] pairs, as the worker sends them."""
+    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+        raise ValueError("not a list of pairs")
+    return value
+
+
+def _shape(value):
+    """A tensor's shape as the worker sends it: at most 8 sizes, each a whole number >= 0."""
+    if (not isinstance(value, list) or len(value) > 8
+            or not all(type(n) is int and 0 <= n < 1 << 62 for n in value)):
+        raise ValueError("not a shape")
+    return tuple(value)
+
+
 def _set_answer(info):
     try:
-        return [str(p) for p in info["missing"]], [(str(p), s) for p, s in info["mismatched"]]
+        return ([str(p)[:200] for p in _list(info["missing"])],
+                [(str(p)[:200], _shape(s)) for p, s in _pairs(info["mismatched"])])
     except (KeyError, TypeError, ValueError):
         raise WorkerFailure("bad_reply", "malformed answer to set") from None
+
+
+def _list(value):
+    if not isinstance(value, list):
+        raise ValueError("not a list")
+    return value
 
 
 def _record_spec(record):
@@ -375,7 +442,7 @@ def _record_spec(record):
 _RECORD_KEYS = ("names", "index", "params", "defaults", "args", "kwargs", "grad", "output", "replaced")
 
 
-def _decode_records(reply):
+def _decode_records(reply, meta=False):
     """The records of a reply, decoded: a list of dicts (at most ``MAX_RECORDS``), each with
     ``names``, ``index``, ``params`` ([[name, kind, has_default]] or None), ``defaults``,
     ``args``, ``kwargs``, ``output``, ``grad`` and ``replaced``. Anything of another form is
@@ -394,21 +461,21 @@ def _decode_records(reply):
             grad = entry.get("grad") or {}
             decoded.append({
                 "names": tuple(names), "index": int(entry.get("index", 0)), "params": params,
-                "defaults": _decode(entry.get("defaults"), dict),
-                "args": _decode(entry["args"], list), "kwargs": _decode(entry["kwargs"], dict),
-                "output": _decode(entry.get("output")),
+                "defaults": _decode(entry.get("defaults"), dict, meta),
+                "args": _decode(entry["args"], list, meta), "kwargs": _decode(entry["kwargs"], dict, meta),
+                "output": _decode(entry.get("output"), None, meta),
                 "grad": {k: bool(grad.get(k)) for k in ("enabled", "inputs", "output")},
                 "replaced": _replaced(entry.get("replaced")),
             })
         return decoded
     except WorkerFailure:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, wire.WireError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, wire.WireError) as error:
         raise WorkerFailure("bad_reply", f"malformed records: {str(error)[:200]}") from None
 
 
-def _decode(value, kind=None):
-    decoded = wire.decode_value(value, max_elements=MAX_RECORD_ELEMENTS)
+def _decode(value, kind=None, meta=False):
+    decoded = wire.decode_value(value, max_elements=MAX_RECORD_ELEMENTS, meta=meta)
     if kind is not None and not isinstance(decoded, kind):
         raise ValueError(f"expected a {kind.__name__}")
     return decoded
@@ -441,10 +508,38 @@ def _validate_load_info(info, names):
         errors = [
             {"origin": str(e.get("origin", ""))[:80], "type": str(e.get("type", ""))[:80],
              "message": str(e.get("message", ""))[:2000],
-             "where": [str(w)[:200] for w in e.get("where", [])][:3]}
-            for e in info["errors"][:50]
+             "where": [str(w)[:200] for w in _list(e.get("where", []))[:3]]}
+            for e in _list(info["errors"])[:50]
         ]
-        described = {name: dict(info["names"].get(name, {"kind": "missing"})) for name in names}
+        described = {name: _described_name(info["names"].get(name, {"kind": "missing"})) for name in names}
     except (KeyError, TypeError, AttributeError, ValueError):
         raise WorkerFailure("bad_reply", "malformed load report") from None
     return {"errors": errors, "names": described}
+
+
+NAME_KINDS = ("missing", "class", "function", "other")
+PARAMETER_KINDS = ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY",
+                   "VAR_KEYWORD")
+
+
+def _described_name(info):
+    """What the worker says a name is (see ``Worker._describe``), in exactly that form."""
+    if not isinstance(info, dict) or info.get("kind") not in NAME_KINDS:
+        raise ValueError("bad description")
+    if info["kind"] == "missing":
+        return {"kind": "missing"}
+    if info["kind"] == "other":
+        return {"kind": "other", "type": str(info.get("type", ""))[:80]}
+    return {"kind": info["kind"], "is_module": bool(info.get("is_module")),
+            "parameters": _parameters(info.get("parameters")), "forward": _parameters(info.get("forward"))}
+
+
+def _parameters(value):
+    if value is None:
+        return None
+    found = []
+    for p in _list(value)[:64]:
+        if not isinstance(p, dict) or p.get("kind") not in PARAMETER_KINDS:
+            raise ValueError("bad parameter")
+        found.append({"name": str(p["name"])[:80], "kind": p["kind"], "default": bool(p["default"])})
+    return found

@@ -4,7 +4,12 @@ A frame is a 4-byte big-endian length, then the body: the 4-byte length of its U
 the JSON, and the raw bytes of the tensors it carries, one after another. In the JSON a tensor
 is ``{"__tensor__": {"dtype", "shape", "device", "data": [offset, size]}}``, its bytes found at
 ``offset`` (from the end of the JSON) and checked against its dtype and shape; nothing is ever
-pickled. Raw bytes rather than base64 in the JSON: a megabyte of tensors costs ~7 ms to
+pickled. Only plain tensors cross: dense (strided), on the CPU, of one of ``DTYPES``. The
+worker sends anything else (another device, a sparse or nested layout, a subclass of
+``torch.Tensor``, a quantized or complex dtype) as a description without data, and the
+grader refuses it (``WireError``: the reply is the student's ``bad_reply``). The one
+exception is the ``meta`` device, which a decoder may allow (``decode_value(meta=True)``)
+where the request itself ran on meta (the device checks). Raw bytes rather than base64 in the JSON: a megabyte of tensors costs ~7 ms to
 encode and decode as base64 JSON, ~0.05 ms as bytes, and each submission sends over one.
 This file imports only the standard library, numpy and torch, because the worker loads it as
 a plain script (it must not import the ``autograder`` package).
@@ -160,28 +165,45 @@ def encode_value(value, max_depth=6):
 
 
 def _encode_tensor(tensor):
-    tensor = tensor.detach()
+    """A tensor's description, with its bytes if it is a plain one (see the module docstring).
+    A subclass, a sparse, nested or other layout travels as a description only, so that the
+    grader can say what it was; its methods are never called here (they are the student's)."""
+    plain = type(tensor) in (torch.Tensor, torch.nn.Parameter)
+    if not plain:
+        tensor = torch.Tensor.as_subclass(tensor, torch.Tensor)  # for shape and dtype only
+    layout = torch.Tensor.layout.__get__(tensor)
+    nested = torch.Tensor.is_nested.__get__(tensor)
     name = _TORCH_TO_NAME.get(tensor.dtype)
-    meta = {"dtype": name or str(tensor.dtype), "shape": list(tensor.shape),
+    meta = {"dtype": name or str(tensor.dtype).removeprefix("torch.")[:40],
+            "shape": [] if nested else list(torch.Tensor.size(tensor)),
             "device": tensor.device.type}
-    if name is None or tensor.device.type != "cpu":
+    if not plain:
+        meta["kind"] = "subclass"
+    elif nested:
+        meta["kind"] = "nested"
+    elif layout != torch.strided:
+        meta["kind"] = str(layout).removeprefix("torch.")[:40]
+    if "kind" in meta or name is None or tensor.device.type != "cpu":
         return meta
-    meta["data"] = Blob(tensor.contiguous().numpy().tobytes())
+    tensor = torch.Tensor.resolve_neg(torch.Tensor.detach(tensor))
+    meta["data"] = Blob(torch.Tensor.contiguous(tensor).numpy().tobytes())
     return meta
 
 
-def decode_value(data, max_elements=10_000_000, max_depth=6):
-    """Plain data -> Python value; validates every tensor against the wire format."""
+def decode_value(data, max_elements=10_000_000, max_depth=6, meta=False):
+    """Plain data -> Python value; validates every tensor against the wire format: a plain
+    CPU tensor of one of ``DTYPES``, or, with ``meta``, a shape-only tensor on the meta device
+    (``WireError`` for anything else)."""
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, dict):
         if "__tensor__" in data:
-            return _decode_tensor(data["__tensor__"], max_elements)
+            return _decode_tensor(data["__tensor__"], max_elements, meta)
         if "__seq__" in data and max_depth > 0 and isinstance(data["__seq__"], list):
-            items = [decode_value(item, max_elements, max_depth - 1) for item in data["__seq__"]]
+            items = [decode_value(item, max_elements, max_depth - 1, meta) for item in data["__seq__"]]
             return tuple(items) if data.get("tuple") else items
         if "__dict__" in data and max_depth > 0 and isinstance(data["__dict__"], dict):
-            return {str(k): decode_value(v, max_elements, max_depth - 1)
+            return {str(k): decode_value(v, max_elements, max_depth - 1, meta)
                     for k, v in data["__dict__"].items()}
         if "__other__" in data:
             return Opaque(str(data["__other__"])[:80])
@@ -199,7 +221,8 @@ class Opaque:
 
 
 class RemoteTensor:
-    """A tensor that was not on the CPU (e.g. on ``meta``): only its metadata travels."""
+    """A tensor that was not on the CPU: only its metadata travels. No longer made by
+    ``decode_value`` (such a tensor is a ``WireError``); kept for the checks that test for it."""
 
     def __init__(self, dtype, shape, device):
         self.dtype, self.shape, self.device = dtype, tuple(shape), device
@@ -208,26 +231,48 @@ class RemoteTensor:
         return f"RemoteTensor({self.dtype}, {self.shape}, {self.device})"
 
 
-def _decode_tensor(meta, max_elements):
-    if not isinstance(meta, dict):
+TENSOR_FIELDS = frozenset({"dtype", "shape", "device", "data", "kind"})
+REFUSED_KINDS = {"subclass": "a subclass of torch.Tensor", "nested": "a nested tensor"}
+KNOWN_DEVICES = ("cpu", "meta", "cuda", "mps", "xpu", "xla", "hip", "mtia", "privateuseone")
+_KNOWN_DTYPES = frozenset(str(v).removeprefix("torch.") for v in vars(torch).values()
+                          if isinstance(v, torch.dtype))
+PLAIN = ("only plain (dense) CPU tensors of dtype " + ", ".join(list(DTYPES)[:-1]) + " or "
+         + list(DTYPES)[-1] + " can be graded")
+
+
+def _decode_tensor(meta, max_elements, allow_meta=False):
+    """A tensor from its description, or ``WireError`` with a message for the student that
+    names what was refused in the wire's own words (never a string the worker chose)."""
+    if not isinstance(meta, dict) or not TENSOR_FIELDS.issuperset(meta):
         raise WireError("bad tensor")
     shape = meta.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(n, int) and 0 <= n for n in shape):
+    if not isinstance(shape, list) or not all(type(n) is int and 0 <= n for n in shape):
         raise WireError("bad tensor shape")
     if len(shape) > 8:
         raise WireError("too many tensor dimensions")
     count = math.prod(shape)
     if count > max_elements:
         raise WireError("tensor too large")
-    dtype = meta.get("dtype")
-    device = meta.get("device")
-    if "data" not in meta:
-        if device == "meta" and dtype in DTYPES:  # shape-only tensors, for device checks
-            return torch.empty(shape, dtype=DTYPES[dtype][0], device="meta")
-        return RemoteTensor(str(dtype)[:40], shape, str(device)[:40])
+    dtype, device, kind = meta.get("dtype"), meta.get("device"), meta.get("kind")
+    if kind is not None:
+        what = REFUSED_KINDS.get(kind) or (f"a tensor with the {kind} layout"
+                                           if kind in ("sparse_coo", "sparse_csr", "sparse_csc",
+                                                       "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged")
+                                           else "a tensor of another layout")
+        raise WireError(f"your code returned {what}; {PLAIN}")
+    if device != "cpu" and not (device == "meta" and allow_meta):
+        where = f"the {device} device" if device in KNOWN_DEVICES else "another device"
+        raise WireError(f"your code returned a tensor on {where}; {PLAIN}")
     if dtype not in DTYPES:
-        raise WireError("bad tensor dtype")
-    torch_dtype, np_dtype = DTYPES[dtype]
+        what = f"of dtype {dtype}" if dtype in _KNOWN_DTYPES else "of another dtype"
+        raise WireError(f"your code returned a tensor {what}; {PLAIN}")
+    torch_dtype = DTYPES[dtype][0]
+    if device == "meta":  # shape-only tensors, for the device checks (requests that ran on meta)
+        if "data" in meta:
+            raise WireError("bad tensor data")
+        return torch.empty(shape, dtype=torch_dtype, device="meta")
+    if "data" not in meta:
+        raise WireError("bad tensor data")
     raw = meta["data"]
     if isinstance(raw, Blob):  # encoded here, never framed
         raw = raw.data

@@ -226,7 +226,7 @@ class _Recorder:
         self.worker, self.root = worker, root
         self.modules = [str(p) for p in list(spec.get("modules") or [])[:MAX_RECORDED]]
         self.functions = [str(f) for f in list(spec.get("functions") or [])[:MAX_RECORDED]]
-        standins = wire.decode_value(spec.get("standins") or {"__dict__": {}})
+        standins = wire.decode_value(spec.get("standins") or {"__dict__": {}}, meta=True)
         if not isinstance(standins, dict):
             standins = {}
         self.standins = {str(k): [s for s in v if isinstance(s, dict) and "result" in s]
@@ -387,8 +387,8 @@ class Worker:
     # -- objects -------------------------------------------------------------
     def op_new(self, request):
         cls = self.namespace[request["name"]]
-        args = wire.decode_value(request.get("args", []))
-        kwargs = wire.decode_value(request.get("kwargs", {}))
+        args = wire.decode_value(request.get("args", []), meta=True)
+        kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         repeat = request.get("repeat", 1)
         if repeat > 1:
             obj = torch.nn.Sequential(*[cls(*args, **kwargs) for _ in range(repeat)])
@@ -420,7 +420,7 @@ class Worker:
         missing, mismatched = [], []
         with torch.no_grad():
             for path, value in values.items():
-                tensor = wire.decode_value(value)
+                tensor = wire.decode_value(value, meta=True)
                 try:
                     target = _resolve(obj, path)
                 except AttributeError:
@@ -457,8 +457,8 @@ class Worker:
 
     def op_call(self, request):
         fn = self._target(request["target"])
-        args = wire.decode_value(request.get("args", []))
-        kwargs = wire.decode_value(request.get("kwargs", {}))
+        args = wire.decode_value(request.get("args", []), meta=True)
+        kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         with torch.no_grad():
             result, records = self._run(request, fn, args, kwargs)
         reply = {"result": wire.encode_value(result)}
@@ -499,9 +499,9 @@ class Worker:
     def op_grad(self, request):
         """Backpropagate <cotangent, first output>; return the gradients that arrived."""
         fn = self._target(request["target"])
-        args = wire.decode_value(request.get("args", []))
-        kwargs = wire.decode_value(request.get("kwargs", {}))
-        cotangent = wire.decode_value(request["cotangent"])
+        args = wire.decode_value(request.get("args", []), meta=True)
+        kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
+        cotangent = wire.decode_value(request["cotangent"], meta=True)
         for arg in args:
             if isinstance(arg, torch.Tensor) and arg.is_floating_point():
                 arg.requires_grad_(True)

@@ -5,6 +5,13 @@ neither the kit nor the reference solution is importable in what it forks. Its
 settings (site folders, uid block, folders to hide) come in a memfd, not on the
 command line, which every worker could read in its ``/proc/1/cmdline``.
 
+Where the workers' isolation works (root, namespaces), the zygote first starts again, before it
+imports torch, inside a tree of its own in which the interpreter, the standard library, torch's
+site folder and these scripts lie at neutral paths (``/sandbox/...``) and the host's file system
+is gone (``isolation.restart_in_neutral_tree``): nothing a worker inherits (``sys.argv``,
+``sys.executable``, ``sys.path``, modules' ``__file__``, code objects' file names, the
+mapped files) names the kit's checkout, a venv inside it or the user's home.
+
 Requests on the control socket (JSON, one per message):
 
 - ``{"slot", "limits", "scratch"}`` with the worker's three pipe ends (requests
@@ -45,9 +52,28 @@ if __name__ == "__main__":
         return json.loads(b"".join(chunks))
 
     SETTINGS = _read_settings(int(sys.argv[2]))
-    sys.path[:0] = SETTINGS["site_dirs"]  # site-packages that hold torch and numpy
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True
+    if SETTINGS.get("neutral"):  # second start, inside the neutral tree (see _start_neutral)
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    elif os.geteuid() == 0 and SETTINGS.get("namespaces", True):
+        def _start_neutral():
+            """Before torch is imported: where the workers' isolation works here, start again
+            inside a tree of neutral paths (isolation.restart_in_neutral_tree; returns only
+            if that fails, saying why)."""
+            import isolation as stage_one
+            own = stage_one.own_pid_namespace()
+            try:
+                failure = stage_one.probe({**SETTINGS, "namespaces": True, "uid": SETTINGS["uid_base"],
+                                           "scratch": SETTINGS["fallback_scratch"]}, own)
+            finally:
+                os.close(own)
+            if failure:  # no namespaces here: decide_mode finds that out too and says so
+                return f"the isolation's probe failed: {failure}"
+            return stage_one.restart_in_neutral_tree(SETTINGS, int(sys.argv[1]), sys.path[0])
+
+        SETTINGS["neutral_failure"] = _start_neutral()
+    sys.path[1:1] = SETTINGS["site_dirs"]  # site-packages that hold torch and numpy
 
 import isolation  # noqa: E402
 import torch  # noqa: E402
@@ -254,17 +280,7 @@ class Zygote:
 
     def _fork(self, new_pid_namespace):
         """fork(); with ``new_pid_namespace`` the child is PID 1 of a namespace of its own."""
-        if not new_pid_namespace:
-            return os.fork()
-        isolation.prepare_pid_namespace(self.own_pid_namespace)
-        try:
-            pid = os.fork()
-        except BaseException:
-            isolation.restore_pid_namespace(self.own_pid_namespace)
-            raise
-        if pid:  # the parent's next children go to its own namespace again (never in the child)
-            isolation.restore_pid_namespace(self.own_pid_namespace)
-        return pid
+        return isolation.fork(self.own_pid_namespace if new_pid_namespace else None)
 
     def network(self, slot):
         """The handle on ``slot``'s network namespace, made on first use; None where it
@@ -301,29 +317,7 @@ class Zygote:
 
     def probe(self, settings):
         """Try the isolation once in a throwaway child; returns None or why it failed."""
-        read_fd, write_fd = os.pipe()
-        try:
-            pid = self._fork(settings["namespaces"])
-        except OSError as error:
-            os.close(read_fd)
-            os.close(write_fd)
-            return f"{type(error).__name__}: {error}"
-        if pid == 0:
-            os.close(read_fd)
-            try:
-                isolation.isolate(settings, keep_fds={write_fd}, parent_fd=self.pidfd)
-                os.write(write_fd, b"ok")
-                os._exit(0)
-            except BaseException as error:
-                os.write(write_fd, f"{type(error).__name__}: {error}".encode()[:500])
-                os._exit(1)
-        os.close(write_fd)
-        answer = b""
-        while chunk := os.read(read_fd, 1024):
-            answer += chunk
-        os.close(read_fd)
-        os.waitpid(pid, 0)
-        return None if answer == b"ok" else answer.decode(errors="replace")
+        return isolation.probe(settings, self.own_pid_namespace, self.pidfd)
 
     def reap(self, slots):
         """Kill every process of these slots' uids (a backstop: each worker is PID 1 of its
@@ -332,28 +326,57 @@ class Zygote:
             isolation.kill_uids([self.uid_base + int(slot) for slot in slots])
 
     def decide_mode(self):
+        """(isolation, why it is less than namespaces+uid or None, why there is no seccomp
+        filter or None); the workers' settings (``self.base``) follow it."""
         mode, reason = "namespaces+uid", None
         base = self.base
-        if os.geteuid() != 0:
-            mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
-        else:
-            try:
-                self.own_pid_namespace = isolation.own_pid_namespace()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                failure = self.probe({**base, "namespaces": True, "uid": base["uid_base"],
-                                      "scratch": base["fallback_scratch"]})
-            except OSError as error:
-                failure = f"{type(error).__name__}: {error}"
-            finally:
-                signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-            if failure:
-                mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
-        if mode != "namespaces+uid":
-            base.update(namespaces=False, uid_base=None)
-            self.uid_base = None
-        else:
-            base["namespaces"] = True
-        return mode, reason
+        try:
+            if not base.get("seccomp_wanted", True):
+                raise OSError(0, "switched off (AUTOGRADER_SECCOMP=off)")
+            base["seccomp"] = isolation.seccomp_program()
+            no_seccomp = None
+        except OSError as error:
+            base["seccomp"], no_seccomp = None, f"no seccomp filter: {error.strerror or error}"
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        try:
+            if os.geteuid() != 0:
+                mode, reason = "rlimits-only", "not running as root: no namespaces and no separate uid"
+            else:
+                try:
+                    self.own_pid_namespace = isolation.own_pid_namespace()
+                    failure = self._probe_with_seccomp({**base, "namespaces": True, "uid": base["uid_base"],
+                                                        "scratch": base["fallback_scratch"]})
+                except OSError as error:
+                    failure = f"{type(error).__name__}: {error}"
+                if failure:
+                    mode, reason = "rlimits-only", f"namespaces unavailable ({failure})"
+            if mode != "namespaces+uid":
+                base.update(namespaces=False, uid_base=None)
+                self.uid_base = None
+                failure = self._probe_with_seccomp({**base, "uid": None, "scratch": base["fallback_scratch"]})
+            else:
+                base["namespaces"] = True
+        finally:
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        if base["seccomp"] is None and no_seccomp is None:
+            no_seccomp = self.seccomp_refused
+        if mode == "namespaces+uid" and not base.get("neutral"):
+            reason = f"workers see the host's paths ({base.get('neutral_failure') or 'no neutral tree'})"
+        elif mode != "namespaces+uid" and base.get("neutral"):  # the host's folders are out of reach
+            raise RuntimeError(f"the isolation failed inside the neutral tree: {reason}")
+        return mode, reason, no_seccomp
+
+    seccomp_refused = None
+
+    def _probe_with_seccomp(self, settings):
+        """``probe``; where only the system-call filter failed, probe again without it and
+        leave it out of every worker (``seccomp_refused`` says why: degraded mode)."""
+        failure = self.probe(settings)
+        if failure and settings.get("seccomp") and "seccomp" in failure:
+            self.seccomp_refused = f"the kernel refused the seccomp filter ({failure})"
+            self.base["seccomp"] = settings["seccomp"] = None
+            failure = self.probe(settings)
+        return failure
 
 
 def _terminate(signum, frame):
@@ -369,12 +392,14 @@ def main(control_fd, settings):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped by the kernel
     zygote = Zygote({**settings, "keep": [*settings["keep"], *library_folders(settings["keep"])]})
     settings.clear()  # a worker is a fork of this process: leave it no more than it needs
-    mode, reason = zygote.decide_mode()
+    mode, reason, no_seccomp = zygote.decide_mode()
+    zygote.reap(range(uid_block))  # what an earlier run of these uids left (processes, keys)
     # Objects that exist now are never collected in a worker: its garbage collector then does
     # not touch (and copy, page by page) the whole of torch it shares with us.
     gc.freeze()
     huge_pages_in_background()
-    greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason}).encode()
+    greeting = json.dumps({"ready": True, "isolation": mode, "reason": reason,
+                           "seccomp": no_seccomp is None, "seccomp_reason": no_seccomp}).encode()
     control.send(greeting)
     connections = {control: None}  # control socket -> the one slot it may use (None: any)
     try:
