@@ -47,10 +47,10 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
             requests.setdefault(current[0], []).append(ops)
         return real_request(self, message, timeout)
 
-    def run_one(session, check, plan, loaded):
+    def run_one(session, check, plan, loaded, *recorded):
         current[0] = check.id
         try:
-            return real_run_one(session, check, plan, loaded)
+            return real_run_one(session, check, plan, loaded, *recorded)
         finally:
             current[0] = None  # what follows the checks (diagnoses, pictures) counts apart
 

@@ -48,7 +48,9 @@ def _shape_of(value):
 def _records_ok(records):
     """The form ``checks.recorded`` reads records in (session._decode_records)."""
     return records is None or isinstance(records, list) and all(
-        set(r) == {"names", "index", "params", "defaults", "args", "kwargs", "output", "grad", "replaced"}
+        set(r) == {"names", "index", "params", "defaults", "args", "kwargs", "output", "grad", "replaced",
+                   "seed"}
+        and (r["seed"] is None or type(r["seed"]) is int)
         and isinstance(r["names"], tuple) and all(isinstance(n, str) for n in r["names"])
         and type(r["index"]) is int
         and (r["params"] is None or all(isinstance(n, str) and isinstance(k, str) and isinstance(d, bool)

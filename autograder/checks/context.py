@@ -18,6 +18,7 @@ import torch
 
 from autograder.checks import targets
 from autograder.checks.recorded import Records
+from autograder.checks.verification import Recorded
 from autograder.checks.verdicts import expect_float64_precision
 from autograder.checks.registry import CheckFailed, fail, label
 from autograder.checks.reference_weights import deterministic_weights
@@ -50,6 +51,7 @@ class Context:
         self.hidden = plan.hidden
         self.reference = targets.REFERENCES
         self._generator = torch.Generator().manual_seed(zlib.crc32(check.id.encode()))
+        self.recorded = []  # what the check's recordings claim (verification.Recorded): verified later
 
     # -- inputs ------------------------------------------------------------------
     def randn(self, *shape, dtype=torch.float32, scale=1.0):
@@ -176,7 +178,7 @@ class Context:
         result, raw, after = self.session.call_recording(
             target, args, kwargs, {"modules": modules, "functions": functions, "standins": standins},
             return_inputs=return_inputs)
-        return result, Records(raw, after)
+        return result, self._owed(target, Records(raw, after), standins, functions)
 
     def record_many(self, runs, timeout=None):
         """Several ``record`` runs in one request: ``runs`` is a list of dicts with ``target``,
@@ -186,8 +188,9 @@ class Context:
                   "return_inputs": r.get("return_inputs", False),
                   "record": {"modules": r.get("modules", ()), "functions": r.get("functions", ()),
                              "standins": r.get("standins")}} for r in runs]
-        return [(result, Records(raw, after))
-                for result, raw, after in self.session.calls_recording(calls, timeout=timeout)]
+        return [(result, self._owed(run["target"], Records(raw, after), run.get("standins"),
+                                    run.get("functions", ())))
+                for run, (result, raw, after) in zip(runs, self.session.calls_recording(calls, timeout=timeout))]
 
     def grad_recording(self, target, cotangent, args, modules=()):
         """``session.grad`` with the sub-modules at ``modules`` recorded: (param grads, input
@@ -195,7 +198,13 @@ class Context:
         whether its inputs and its result required gradients."""
         params, inputs, raw = self.session.grad_recording(target, cotangent, args,
                                                           record={"modules": modules})
-        return params, inputs, Records(raw)
+        return params, inputs, self._owed(target, Records(raw), None)
+
+    def _owed(self, target, records, standins, functions=()):
+        """Remember what ``records`` claim, to be verified before the check counts."""
+        if records.calls:
+            self.recorded.append(Recorded(target, tuple(records.calls), standins or {}, tuple(functions)))
+        return records
 
     def standin_attention(self, batch, heads, tq, tk, d_model, dtype=torch.float32):
         """A stand-in for a MultiHeadAttention call on (B, Tq, D), (B, Tk, D), (B, Tk, D): a

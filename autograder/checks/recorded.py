@@ -40,6 +40,7 @@ class Call:
     output: object  # the result (a snapshot), or the stand-in if ``replaced``
     grad: dict  # enabled, inputs, output: autograd state at the call (grad requests)
     replaced: dict | None  # {"raised": text} or {"returned": shapes} when a stand-in was used
+    seed: int | None = None  # the seed the worker says the call started from (to make it again)
 
     def arguments(self, slots):
         """The call's arguments mapped onto the contract's parameter names ``slots`` (e.g.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import solutions
 from autograder import loading
-from autograder.checks import diagnosis, pictures, targets
+from autograder.checks import diagnosis, pictures, targets, verification
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import (hide_hidden_sizes, load_problem, scrub_message, student_error,
@@ -75,27 +75,57 @@ def _run_checks(session, plan, started, loaded):
     except WorkerFailure as failure:
         reason = worker_failure(failure)
         return [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks]
-    outcomes = {}
+    outcomes, recorded = {}, {}
     for check in plan.checks:
         blocked = [n for n in check.needs if not outcomes[n].passed]
         if blocked:
-            outcomes[check.id] = Outcome(check.info, "skipped", 0.0, bilingual(
-                f"Dilewati karena pemeriksaan {', '.join(blocked)} belum lulus.",
-                f"Skipped because {', '.join(blocked)} did not pass."))
+            outcomes[check.id] = _skipped_for(check, blocked)
         elif time.monotonic() - started > plan.limits.submission_timeout:
             outcomes[check.id] = Outcome(check.info, "skipped", 0.0, bilingual(
                 "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
                 "Skipped: the time limit for the whole submission ran out."))
         else:
-            outcomes[check.id] = _run_one(session, check, plan, loaded)
+            outcomes[check.id] = _run_one(session, check, plan, loaded, recorded)
+    return _verified(session, plan, outcomes, recorded)
+
+
+def _skipped_for(check, blocked):
+    return Outcome(check.info, "skipped", 0.0, bilingual(
+        f"Dilewati karena pemeriksaan {', '.join(blocked)} belum lulus.",
+        f"Skipped because {', '.join(blocked)} did not pass."))
+
+
+def _verified(session, plan, outcomes, recorded):
+    """The outcomes once the recorded sub-layer calls of the checks that passed are verified
+    (``checks.verification``): a check whose recordings a fresh worker does not reproduce
+    fails, and the checks that needed it are skipped."""
+    passed = {check_id: claims for check_id, claims in recorded.items() if outcomes[check_id].passed}
+    try:
+        failed = verification.unverified(session, passed) if passed else {}
+    except (StudentError, WorkerFailure) as error:  # the fresh worker itself failed: nothing verified
+        failed = {check_id: worker_failure(error) if isinstance(error, WorkerFailure) else
+                  student_error({"type": error.type, "message": error.message, "where": error.where})
+                  for check_id in passed}
+    for check in plan.checks:
+        if check.id in failed:
+            outcomes[check.id] = Outcome(check.info, "failed", 0.0, failed[check.id])
+        elif outcomes[check.id].passed:
+            blocked = [n for n in check.needs if not outcomes[n].passed]
+            if blocked:
+                outcomes[check.id] = _skipped_for(check, blocked)
     return list(outcomes.values())
 
 
-def _run_one(session, check, plan, loaded):
+def _run_one(session, check, plan, loaded, recorded=None):
+    """One check's outcome; what its recordings claim goes into ``recorded`` (check id ->
+    [verification.Recorded]) to be verified before it counts."""
     watched = _WatchedPlan(plan)
     try:
-        check.run(Context(session, watched, check, loaded.stubs, defer_building=True))
+        ctx = Context(session, watched, check, loaded.stubs, defer_building=True)
+        check.run(ctx)
         session.flush()  # what it built and did not use yet: that too is this check's
+        if recorded is not None and ctx.recorded:
+            recorded[check.id] = ctx.recorded
     except CheckFailed as failed:  # on hidden sizes, say what is wrong but not the sizes
         message = hide_hidden_sizes(failed.message, plan.hidden) if watched.used_hidden else failed.message
         return Outcome(check.info, "failed", 0.0, message)

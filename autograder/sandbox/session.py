@@ -94,6 +94,7 @@ class Session:
         self._ids = itertools.count(1)
         self._seq = itertools.count(1)
         self._deferred = []  # (new request, RemoteObject, on_answer) not sent yet
+        self._recipes = {}  # object id -> the request that built it (``recipe``)
         self._failed_builds = []  # StudentErrors of deferred building not raised by a flush yet
 
     # -- lifecycle -------------------------------------------------------------
@@ -211,15 +212,50 @@ class Session:
         return (obj, *_set_answer(info))
 
     def _new_message(self, name, args, kwargs, dtype, device, repeat, values):
-        obj = RemoteObject(f"o{next(self._ids)}", name, self)
+        number = next(self._ids)
+        obj = RemoteObject(f"o{number}", name, self)
         message = {
             "op": "new", "id": obj.id, "name": name,
             "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
             "dtype": dtype, "device": device, "repeat": repeat,
+            "seed": number,  # what the module initialises itself is the same when built again
         }
         if values is not None:
             message["values"] = encoded_values(values)
+        self._recipes[obj.id] = message
         return obj, message
+
+    def recipe(self, obj):
+        """The request that built ``obj`` (a RemoteObject), to build it again elsewhere."""
+        return self._recipes.get(obj.id)
+
+    def fresh_worker(self):
+        """From the next request on, a new worker: the submission loaded anew in a process
+        that has run nothing of it yet (not counted as a restart)."""
+        self.discard_deferred()
+        if self.worker is not None:
+            self._drop_worker()
+            self.starts = max(self.starts - 1, 0)
+
+    def batch(self, requests, timeout=None):
+        """Requests (``new`` and ``call`` messages) in one round trip, in order: each one's
+        answer (a dict) or its ``StudentError``, up to and including the first that raised."""
+        requests = list(requests)
+        return batch_answer(self._request({"op": "batch", "requests": requests}, timeout), len(requests))
+
+    @classmethod
+    def call_message(cls, target, args, kwargs=None, seed=None):
+        """The request that calls ``target`` (a function name, object or sub-module), after
+        seeding torch's generator with ``seed`` if given (a recorded call made again)."""
+        message = cls._call_message(target, args, kwargs or {}, None, False)
+        if seed is not None:
+            message["seed"] = seed
+        return message
+
+    @classmethod
+    def call_result(cls, reply):
+        """The result in a ``call`` request's reply."""
+        return call_answer(reply, False, False)[0]
 
     def _new(self, name, args, kwargs, dtype, device, repeat, values):
         obj, message = self._new_message(name, args, kwargs, dtype, device, repeat, values)
@@ -439,7 +475,8 @@ def _record_spec(record):
     return spec
 
 
-_RECORD_KEYS = ("names", "index", "params", "defaults", "args", "kwargs", "grad", "output", "replaced")
+_RECORD_KEYS = ("names", "index", "params", "defaults", "args", "kwargs", "grad", "output", "replaced",
+                "seed")
 
 
 def _decode_records(reply, meta=False):
@@ -464,6 +501,7 @@ def _decode_records(reply, meta=False):
                 "defaults": _decode(entry.get("defaults"), dict, meta),
                 "args": _decode(entry["args"], list, meta), "kwargs": _decode(entry["kwargs"], dict, meta),
                 "output": _decode(entry.get("output"), None, meta),
+                "seed": entry["seed"] if type(entry.get("seed")) is int and abs(entry["seed"]) < 2 ** 62 else None,
                 "grad": {k: bool(grad.get(k)) for k in ("enabled", "inputs", "output")},
                 "replaced": _replaced(entry.get("replaced")),
             })

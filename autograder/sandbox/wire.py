@@ -38,6 +38,7 @@ DTYPES = {
     "bool": (torch.bool, np.bool_),
 }
 _TORCH_TO_NAME = {torch_dtype: name for name, (torch_dtype, _) in DTYPES.items()}
+DEVICES = ("cpu", "meta")  # the devices a torch.device value may name on the wire
 
 
 class WireError(Exception):
@@ -161,6 +162,10 @@ def encode_value(value, max_depth=6):
     if max_depth > 0 and isinstance(value, (tuple, list)):
         return {"__seq__": [encode_value(item, max_depth - 1) for item in value],
                 "tuple": isinstance(value, tuple)}
+    if isinstance(value, torch.device) and value.type in DEVICES:
+        return {"__device__": value.type}  # a sub-layer called with device=x.device can be replayed
+    if isinstance(value, torch.dtype) and value in _TORCH_TO_NAME:
+        return {"__dtype__": _TORCH_TO_NAME[value]}
     return {"__other__": type(value).__name__}
 
 
@@ -205,6 +210,10 @@ def decode_value(data, max_elements=10_000_000, max_depth=6, meta=False):
         if "__dict__" in data and max_depth > 0 and isinstance(data["__dict__"], dict):
             return {str(k): decode_value(v, max_elements, max_depth - 1, meta)
                     for k, v in data["__dict__"].items()}
+        if data.get("__device__") in DEVICES:
+            return torch.device(data["__device__"])
+        if data.get("__dtype__") in DTYPES:
+            return DTYPES[data["__dtype__"]][0]
         if "__other__" in data:
             return Opaque(str(data["__other__"])[:80])
     raise WireError("unexpected value in reply")

@@ -232,6 +232,7 @@ class _Recorder:
         self.standins = {str(k): [s for s in v if isinstance(s, dict) and "result" in s]
                          for k, v in standins.items() if isinstance(v, list)}
         self.records, self.dropped, self.counts = [], 0, {}
+        self.seed = spec.get("seed") if isinstance(spec.get("seed"), int) else 0
         self._undo = []
 
     def __enter__(self):
@@ -281,8 +282,12 @@ class _Recorder:
                            for t, s in zip(inputs, expected)):
                         standin = offered[index]["result"]
                     break
+            # each recorded call starts from a seed of its own, which the grader uses to call the
+            # sub-layer again elsewhere (a sub-layer that draws random numbers gives the same)
+            seed = recorder.seed + len(recorder.records)
+            torch.manual_seed(seed)
             entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
-                     "args": _snapshot(list(args)), "kwargs": _snapshot(dict(kwargs)),
+                     "args": _snapshot(list(args)), "kwargs": _snapshot(dict(kwargs)), "seed": seed,
                      "grad": {"enabled": torch.is_grad_enabled(),
                               "inputs": any(t.requires_grad for t in inputs)}}
             recorder.records.append(entry)
@@ -390,6 +395,8 @@ class Worker:
         args = wire.decode_value(request.get("args", []), meta=True)
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         repeat = request.get("repeat", 1)
+        if isinstance(request.get("seed"), int):  # built again elsewhere, it initialises the same
+            torch.manual_seed(request["seed"])
         if repeat > 1:
             obj = torch.nn.Sequential(*[cls(*args, **kwargs) for _ in range(repeat)])
         else:
@@ -459,6 +466,8 @@ class Worker:
         fn = self._target(request["target"])
         args = wire.decode_value(request.get("args", []), meta=True)
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
+        if isinstance(request.get("seed"), int):  # a recorded call, made again with its own seed
+            torch.manual_seed(request["seed"])
         with torch.no_grad():
             result, records = self._run(request, fn, args, kwargs)
         reply = {"result": wire.encode_value(result)}

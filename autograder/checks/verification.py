@@ -1,0 +1,221 @@
+"""Recorded sub-layer calls count only once verified.
+
+A check that grades a block from its recorded sub-layer calls (``ctx.record``, ``record_many``,
+``grad_recording``) reads what the worker says each sub-layer got and returned. That worker ran
+the block, so the block could have planted the results: a stash on its ``ffn`` that the ffn
+returns instead of computing, a recorder edited through the wrapper's ``__closure__``. So after
+the checks, every recorded call of a check that passed is replayed in a fresh worker (the
+submission loaded anew, in a process that has never run a block): the object is built again as
+it was (the same constructor arguments, the same weights copied in, the same seed for what it
+initialises itself), and its sub-layer, reached by the recorded attribute path (or the recorded
+module-level function), is called on the recorded arguments; the recorded result must come
+back. A call the worker says it replaced by the grader's stand-in must fail there as the worker
+claims (raise, or return another form), and its recorded result must be the stand-in the grader
+offered. A check whose recorded calls do not verify fails, saying so.
+
+What the student can reach: everything in the grading worker, the recorder included (its
+wrapper, the closure, the list of records). Tampering with any of it changes what the records
+say, never what the fresh worker computes; so it can only turn a verdict into a failure. The
+block's own output must in turn be what the contract's wiring gives from the verified results
+(the wiring checks compute that from the records).
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from autograder.sandbox.process import StudentError, WorkerFailure
+from autograder.sandbox.session import RemoteObject, Session, SubModule
+from autograder.sandbox.wire import RemoteTensor
+from autograder.texts import bilingual
+
+BATCH = 16  # requests per round trip (the worker's MAX_BATCH)
+TOLERANCE = (1e-5, 1e-6)  # rtol, atol: the same code on the same inputs, in another process
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What one recording request claims: the ``calls`` seen while ``target`` ran, and the
+    stand-ins the grader offered ({name: [{"result": ..., "inputs": ...} per call]})."""
+
+    target: object  # a RemoteObject, a SubModule or a function name
+    calls: tuple  # recorded.Call
+    standins: dict
+    functions: tuple = ()  # the names recorded as module-level functions (the rest: attribute paths)
+
+
+def unverified(session, recorded_by_check):
+    """{check id: message} for the checks whose recorded calls a fresh worker does not give
+    back; ``recorded_by_check``: {check id: [Recorded]} of the checks that passed."""
+    replays = []  # (check id, owner, call message, Call, offered stand-in or None)
+    for check_id, recordings in recorded_by_check.items():
+        for recording in recordings:
+            owner = _owner(recording.target)
+            for call in recording.calls:
+                message = _replay_message(session, owner, call, recording.functions)
+                if message is None:
+                    continue
+                offered = _offered(recording.standins, call) if call.replaced else None
+                replays.append((check_id, owner, message, call, offered))
+    if not replays:
+        return {}
+    session.fresh_worker()
+    failed = {}
+    built = _build_again(session, {owner.id: owner for _, owner, *_ in replays if owner is not None})
+    genuine = [r for r in replays if not r[3].replaced]
+    for start in range(0, len(genuine), BATCH):
+        chunk = genuine[start:start + BATCH]
+        for (check_id, owner, message, call, _), answer in zip(chunk, _answers(session, chunk)):
+            if owner is not None and not built.get(owner.id):
+                failed.setdefault(check_id, call)
+            elif not _gives_back(answer, call.output):
+                failed.setdefault(check_id, call)
+    for check_id, owner, message, call, offered in (r for r in replays if r[3].replaced):
+        if owner is not None and not built.get(owner.id):
+            failed.setdefault(check_id, call)
+            continue
+        if offered is None or not _same(call.output, offered) or not _fails_as_claimed(
+                session, message, call, offered):
+            failed.setdefault(check_id, call)
+    return {check_id: _message(call) for check_id, call in failed.items()}
+
+
+def _owner(target):
+    if isinstance(target, SubModule):
+        return target.owner
+    return target if isinstance(target, RemoteObject) else None
+
+
+def _replay_message(session, owner, call, functions):
+    """The request that calls the recorded sub-layer (by attribute path on the object built
+    again) or module-level function on the recorded arguments; None when it cannot be replayed
+    here (values not on the CPU, an object the session did not build)."""
+    if _has_remote(call.args) or _has_remote(call.kwargs) or _has_remote(call.output):
+        return None
+    name = call.names[0]
+    if name in functions:
+        return session.call_message(name, call.args, call.kwargs, call.seed)
+    if owner is None or session.recipe(owner) is None:
+        return None
+    return session.call_message(owner.sub(name), call.args, call.kwargs, call.seed)
+
+
+def _has_remote(value):
+    if isinstance(value, RemoteTensor):
+        return True
+    if isinstance(value, dict):
+        return any(_has_remote(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_remote(v) for v in value)
+    return False
+
+
+def _offered(standins, call):
+    for name in call.names:
+        offered = standins.get(name) or []
+        if call.index < len(offered):
+            return offered[call.index].get("result")
+    return None
+
+
+def _build_again(session, owners):
+    """Build every owner again in the fresh worker: {object id: built}."""
+    built, recipes = {}, [(oid, session.recipe(owner)) for oid, owner in owners.items()]
+    recipes = [(oid, r) for oid, r in recipes if r is not None]
+    for start in range(0, len(recipes), BATCH):
+        chunk = recipes[start:start + BATCH]
+        try:
+            replies = session.batch([r for _, r in chunk])
+        except (StudentError, WorkerFailure):
+            replies = []
+        for index, (oid, _) in enumerate(chunk):
+            built[oid] = index < len(replies) and isinstance(replies[index], dict)
+        if len(replies) < len(chunk):  # one raised: the rest again, one by one
+            for oid, recipe in chunk[len(replies):]:
+                try:
+                    built[oid] = isinstance(session.batch([recipe])[0], dict)
+                except (StudentError, WorkerFailure):
+                    built[oid] = False
+    return built
+
+
+def _answers(session, chunk):
+    """The replies to the chunk's call requests, in order; a request after one that raised is
+    sent again, so that each call is answered on its own (None: no answer)."""
+    answers, left = [], [message for _, _, message, _, _ in chunk]
+    while left:
+        try:
+            replies = session.batch(left)
+        except (StudentError, WorkerFailure):
+            answers += [None] * len(left)
+            break
+        answers += replies
+        left = left[len(replies):]
+    return answers
+
+
+def _gives_back(answer, output):
+    if not isinstance(answer, dict):  # it raised (a StudentError), or no answer
+        return False
+    try:
+        return _same(Session.call_result(answer), output)
+    except WorkerFailure:
+        return False
+
+
+def _fails_as_claimed(session, message, call, offered):
+    """The sub-layer, called again, raises (as the worker said) or returns another form than
+    the stand-in (as the worker said)."""
+    try:
+        reply = session.batch([message])[0]
+    except WorkerFailure:
+        return False
+    if "raised" in call.replaced:
+        return isinstance(reply, StudentError)
+    if not isinstance(reply, dict):
+        return False
+    try:
+        return not _same_form(Session.call_result(reply), offered)
+    except WorkerFailure:
+        return False
+
+
+def _same_form(value, standin):
+    if isinstance(standin, torch.Tensor):
+        return isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(standin.shape)
+    if isinstance(standin, (tuple, list)):
+        return (isinstance(value, (tuple, list)) and len(value) == len(standin)
+                and all(_same_form(v, s) for v, s in zip(value, standin)))
+    return True
+
+
+def _same(a, b):
+    """Equal results: tensors of one shape and dtype within TOLERANCE (NaN where NaN),
+    sequences item by item, plain data equal."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
+            return bool(torch.equal(a, b))
+        rtol, atol = TOLERANCE
+        return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _message(call):
+    name = call.names[0]
+    return bilingual(
+        f"Hasil panggilan `{name}` yang terekam tidak dapat diulang: `{name}` yang dibuat ulang "
+        "dengan bobot yang sama, di proses baru, memberi hasil lain dari masukan yang sama. Sub-layer "
+        "harus menghitung hasilnya dari masukannya saja (tanpa keadaan yang disimpan blok atau "
+        "panggilan sebelumnya).",
+        f"The recorded result of `{name}` cannot be reproduced: `{name}`, built again with the same "
+        "weights in a fresh process, returns something else from the same inputs. A sub-layer must "
+        "compute its result from its inputs alone (no state the block or earlier calls left "
+        "behind).")
