@@ -380,8 +380,8 @@ def _score_table(graded, lang):
             failed = "; ".join(dict.fromkeys(
                 [o.message[lang] for o in result.grader_errors if o.message]
                 + ([result.report_error] if result.report_error else [])))
-        elif status == "not_graded" and result.problems:
-            failed = result.problems[-1][lang]
+        elif status == "not_graded":
+            failed = reports.not_graded(result, lang)
         else:
             failed = ", ".join(result.failed_ids)
         table.add_row(escape(clean(result.student)), f"{reports.fmt(result.score)}/{reports.fmt(result.max_score)}",

@@ -22,6 +22,10 @@ from conftest import EXAMPLES, ROOT, run_autograder
 
 PLAN = plans.load("attention")
 MAX = PLAN.max_score
+# examples/submissions/citra's notebook is cut off in the middle of a string: what json says.
+CITRA_JSON_ERROR = "Unterminated string starting at: line 297 column 5 (char 13574)"
+CITRA_NOTE = ("notebook rusak: bukan JSON/format notebook yang sah; buka dan simpan ulang di Jupyter: "
+              + CITRA_JSON_ERROR)
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +64,24 @@ def test_github_format_annotates_each_failed_check_with_title_and_hint(channel_b
         assert "Petunjuk" in message and "\n" not in message and "%0A" in message  # the hint, on one line
     assert f"::notice title=attention%3A andi::Points {MAX:g}/{MAX:g} andi" in lines
     assert not any(line.startswith("::error title=andi") for line in lines)  # full marks: no error
-    citra = [line for line in lines if line.startswith("::warning title=citra")]
-    assert citra and "Notebook rusak" in citra[0]  # loading problem, then the skipped checks
-    assert any("check(s) of attention skipped" in line for line in citra)
+    # A broken notebook is one error that says why, not a warning and a list of skipped checks.
+    citra = [line for line in lines if line.startswith(("::error title=citra", "::warning title=citra"))]
+    assert citra == [f"::error title=citra%3A attention::notebook rusak: bukan JSON/format notebook yang sah; "
+                     f"buka dan simpan ulang di Jupyter: {CITRA_JSON_ERROR}"]
+    dewi = [line for line in lines if line.startswith("::warning title=dewi")]
+    assert any("pemeriksaan attention dilewati" in line for line in dewi)  # skips of a graded notebook
 
 
 def test_github_step_summary_is_appended(channel_batch):
     _, folder = channel_batch
     text = (folder / "step-summary.md").read_text(encoding="utf-8")
     assert text.startswith("earlier step\n")  # appended, as GitHub expects of every step
-    assert "| student | score | status | checks not passed |" in text
+    assert "| mahasiswa | nilai | status | pemeriksaan yang belum lulus |" in text  # the course's language
     budi = json.loads((folder / "out" / "budi" / "results.json").read_text())
-    assert f"| budi | {budi['score']:g}/{MAX:g} | partial |" in text and "`sdpa.numeric`" in text
+    assert f"| budi | {budi['score']:g}/{MAX:g} | sebagian |" in text and "`sdpa.numeric`" in text
+    citra = next(line for line in text.splitlines() if line.startswith("| citra |"))
+    assert citra == (f"| citra | 0/{MAX:g} | tidak dinilai | notebook rusak: bukan JSON/format notebook yang "
+                     f"sah; buka dan simpan ulang di Jupyter: {CITRA_JSON_ERROR} |")
     assert text.count("<details>") == 4 and "# Umpan balik" in text
 
 
@@ -97,19 +107,56 @@ def test_junit_xml_has_a_suite_per_assignment_and_a_case_per_check(channel_batch
     assert properties["max_score"] == f"{MAX:g}" and properties["course"].startswith(str(ROOT / "course.toml"))
     failures = [c for c in cases if c.find("failure") is not None]
     skipped = [c for c in cases if c.find("skipped") is not None]
+    errors = [c for c in cases if c.find("error") is not None]
     assert int(suite.get("failures")) == len(failures) and int(suite.get("skipped")) == len(skipped)
-    assert int(suite.get("errors")) == 0
+    assert int(suite.get("errors")) == len(errors) == len(PLAN.checks)  # citra's, below
     numeric = next(c for c in cases if c.get("classname") == "attention.budi" and c.get("name").startswith("sdpa.numeric"))
     failure = numeric.find("failure")
     assert failure.get("type") == "failed" and "1/√d_k" in failure.get("message")
     assert "Petunjuk" in failure.text
     citra = [c for c in cases if c.get("classname") == "attention.citra"]
-    assert citra and all(c.find("skipped") is not None for c in citra)  # a broken notebook: all skipped
+    assert len(citra) == len(PLAN.checks)  # a broken notebook: an error for every check, red in any CI
+    for case in citra:
+        (error,) = case
+        assert error.tag == "error" and error.get("type") == "not_graded"
+        assert error.get("message").startswith("notebook rusak: bukan JSON") and CITRA_JSON_ERROR in error.text
     andi = [c for c in cases if c.get("classname") == "attention.andi"]
     assert andi and all(len(c) == 0 for c in andi)  # passed: an empty testcase
     assert "citra: Notebook rusak" in suite.find("system-err").text
     for case in cases:
         assert set(case.attrib) == {"name", "classname"}
+
+
+def test_a_missing_submission_is_an_error_in_every_channel_and_no_grade_in_the_gradebooks(tmp_path):
+    """Nothing handed in: an error with the reason in the annotations and JUnit, the reason in
+    the step summary, a blank in the LMS files (in English here: the batch's language)."""
+    from autograder.channels import junit
+    from autograder.grading.grader import grade
+    from autograder.loading import Submission
+
+    missing = grade(Submission("eka", "attention", None, "no_notebook"), PLAN)
+    graded = StudentResult("andi", "attention", "andi.ipynb",
+                           outcomes=tuple(Outcome(c.info, "passed", c.points) for c in PLAN.checks))
+    batch = _batch([graded, missing])
+    why = "no submission: No notebook (.ipynb) or .py file in the submission folder."
+    assert reports.not_graded(missing, "en") == why and reports.not_graded(graded, "en") is None
+    assert reports.not_graded(missing, "id") == ("tidak ada pengumpulan: Tidak ada notebook (.ipynb) atau "
+                                                 "berkas .py di folder pengumpulan.")
+    lines = github.workflow_commands(batch, "en")
+    assert [line for line in lines if "title=eka" in line and not line.startswith("::notice")] == [
+        "::error title=eka%3A attention::" + github.escape_data(why)]
+    assert f"| eka | 0/{MAX:g} | not graded | {why} |" in github.step_summary(batch, "en").replace("\\", "")
+    root = ET.fromstring(junit.junit_xml([batch], "en"))
+    eka = [c for c in root.iter("testcase") if c.get("classname") == "attention.eka"]
+    assert len(eka) == len(PLAN.checks) and int(root.get("errors")) == len(PLAN.checks)
+    assert all([e.tag for e in c] == ["error"] and c[0].get("message") == why for c in eka)
+    for result in batch.results:
+        reports.write_student(tmp_path, result, PLAN.title, "en")
+    reports.write_batch(tmp_path, batch)
+    book = lms.collect([tmp_path])
+    assert book.scores == {"andi": {"attention": MAX}, "eka": {"attention": None}}
+    assert book.notes == {"eka": {"attention": why}}
+    assert _rows(lms.render(book, "moodle"))[1:] == [["andi", f"{MAX:g}", ""], ["eka", "", why]]
 
 
 # -- gradebooks -------------------------------------------------------------------------------
@@ -149,12 +196,14 @@ def test_gradebook_csv_merges_assignments_per_student(two_assignments, tmp_path)
     done = run_autograder("gradebook", attention, encoder, "--format", "csv", "-o", tmp_path / "book.csv")
     assert done.returncode == 0, done.stderr
     rows = _rows((tmp_path / "book.csv").read_text())
-    assert rows[0] == ["student", "attention", "attention max", "encoder", "encoder max", "total", "total max"]
+    assert rows[0] == ["student", "attention", "attention max", "encoder", "encoder max", "total", "total max",
+                       "notes"]
     table = {r[0]: r for r in rows[1:]}
     assert list(table) == ["andi", "budi", "citra", "dewi"]
     assert table["andi"] == ["andi", f"{MAX:g}", f"{MAX:g}", f"{encoder_max:g}", f"{encoder_max:g}",
-                             f"{MAX + encoder_max:g}", f"{MAX + encoder_max:g}"]
-    assert table["citra"][3] == ""  # no encoder record: blank, not 0
+                             f"{MAX + encoder_max:g}", f"{MAX + encoder_max:g}", ""]
+    assert table["citra"][1] == "" and table["citra"][3] == ""  # broken notebook, no record: blank, not 0
+    assert table["citra"][7] == f"attention: {CITRA_NOTE}"
 
 
 def test_gradebook_canvas_has_the_documented_columns_and_points_possible(two_assignments, tmp_path):
@@ -172,6 +221,8 @@ def test_gradebook_canvas_has_the_documented_columns_and_points_possible(two_ass
     assert table["Andi Wijaya"] == ["Andi Wijaya", "101", "S-1", "andi@kampus.ac.id", "A", f"{MAX:g}", f"{encoder_max:g}"]
     assert table["budi"][:5] == ["budi", "", "", "budi", ""]  # not in the roster: the login is the name
     assert table["dewi"][6] == ""
+    assert table["citra"][5:] == ["", ""]  # a broken notebook is no grade (Canvas has no comment column)
+    assert "notebook" not in (tmp_path / "canvas.csv").read_text()
 
 
 def test_gradebook_moodle_has_an_identifier_and_a_column_per_grade_item(two_assignments, tmp_path):
@@ -182,11 +233,11 @@ def test_gradebook_moodle_has_an_identifier_and_a_column_per_grade_item(two_assi
                           "--roster", roster)
     assert done.returncode == 0, done.stderr
     rows = _rows((tmp_path / "moodle.csv").read_text())
-    assert rows[0] == ["Username", "Email address", "attention", "encoder"]
+    assert rows[0] == ["Username", "Email address", "attention", "attention feedback", "encoder"]
     table = {r[0]: r for r in rows[1:]}
-    assert table["andi01"] == ["andi01", "andi@kampus.ac.id", f"{MAX:g}", f"{encoder_max:g}"]
-    assert table["budi02"][3] == f"{encoder_max - plans.load('encoder').checks[0].points:g}"
-    assert table["citra"] == ["citra", "", "0", ""]
+    assert table["andi01"] == ["andi01", "andi@kampus.ac.id", f"{MAX:g}", "", f"{encoder_max:g}"]
+    assert table["budi02"][4] == f"{encoder_max - plans.load('encoder').checks[0].points:g}"
+    assert table["citra"] == ["citra", "", "", CITRA_NOTE, ""]  # blank, not 0, and why, for a TA
 
 
 def test_gradebook_refuses_two_folders_of_one_assignment_and_formula_names(two_assignments, tmp_path):
