@@ -6,6 +6,7 @@
     autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
     autograder gradebook OUT... --format csv|moodle|canvas -o FILE [--roster roster.csv]
     autograder bundle gradescope --assignment NAME -o autograder.zip [--course course.toml]
+                                 [--extra-index-url URL]
 
 The course file: --course, else $AUTOGRADER_COURSE, else the first course.toml from the
 working directory upwards, else the kit's own; the command says which on stderr.
@@ -89,6 +90,9 @@ def build_parser():
     bundle.add_argument("target", choices=("gradescope",))
     bundle.add_argument("-a", "--assignment", required=True, help="assignment name from course.toml")
     bundle.add_argument("-o", "--output", required=True, type=Path, help="the zip to write")
+    bundle.add_argument("--extra-index-url", metavar="URL",
+                        help="a package index for setup.sh's pip besides the one pip is configured "
+                             "with (e.g. PyTorch's CPU wheels); by default setup.sh names none")
     for sub in (grade, checks, bundle):
         sub.add_argument("--lang", choices=config.LANGUAGES,
                          help="language of student-facing texts (default: course.toml's)")
@@ -445,7 +449,8 @@ def bundle_command(args, course, lang, err):
     if not plan.checks:
         raise UsageError(f"assignment {plan.name!r} has no checks yet")
     try:
-        names = gradescope.bundle(course, plan, args.output, language=args.lang)
+        names = gradescope.bundle(course, plan, args.output, language=args.lang,
+                                  extra_index_url=args.extra_index_url)
     except gradescope.BundleError as error:
         raise UsageError(str(error)) from None
     _say(err, f"Gradescope autograder for {plan.name}: {args.output} ({len(names)} files; upload it "
