@@ -241,7 +241,10 @@ def run(root, assignment, lang=None):
         result = grade(Submission("submission", plan.name, path, None if path else "no_notebook"), plan)
         from autograder.sandbox.process import sandbox_mode
 
-        mode = sandbox_mode()  # None: no student code ran (nothing could be loaded)
+        # Nothing could be loaded (no file, a broken notebook): no student code ran, whatever
+        # zygote this process may have started.
+        loaded_nothing = result.status == "not_graded" and any(o.message in result.problems for o in result.outcomes)
+        mode = None if loaded_nothing else sandbox_mode()
         data = results_json(result, plan, None if mode is None else (f"{mode[0]} ({mode[1]})" if mode[1] else mode[0]))
         print(f"sandbox: {data['extra_data']['sandbox']}", flush=True)
         if result.status == "grader_error":
