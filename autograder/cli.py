@@ -6,6 +6,7 @@
     autograder checks [--assignment NAME] [--lang id|en] [--course course.toml]
     autograder gradebook OUT... --format csv|moodle|canvas -o FILE [--roster roster.csv]
     autograder bundle gradescope --assignment NAME -o autograder.zip [--course course.toml]
+                                 [--extra-index-url URL]
 
 The course file: --course, else $AUTOGRADER_COURSE, else the first course.toml from the
 working directory upwards, else the kit's own; the command says which on stderr.
@@ -92,6 +93,9 @@ def build_parser():
     bundle.add_argument("target", choices=("gradescope",))
     bundle.add_argument("-a", "--assignment", required=True, help="assignment name from course.toml")
     bundle.add_argument("-o", "--output", required=True, type=Path, help="the zip to write")
+    bundle.add_argument("--extra-index-url", metavar="URL",
+                        help="a package index for setup.sh's pip besides the one pip is configured "
+                             "with (e.g. PyTorch's CPU wheels); by default setup.sh names none")
     for sub in (grade, checks, bundle):
         sub.add_argument("--lang", choices=config.LANGUAGES,
                          help="language of student-facing texts (default: course.toml's)")
@@ -255,7 +259,10 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
                TextColumn("[green]full {task.fields[full]}[/] [yellow]partial {task.fields[partial]}[/] "
                           "[red]zero {task.fields[zero]}[/] [bold red]errors {task.fields[errors]}[/]"),
                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
-    with Progress(*columns, console=err) as progress:
+    # A terminal gets the progress bar; a log or a pipe one readable line per student instead
+    # (a bar drawn once at the end, 80 columns wide, reads "0:0… eta 0:0…").
+    progress = Progress(*columns, console=err) if err.is_terminal else _LogLines(err, lang)
+    with progress:
         task = progress.add_task("grading", total=0, student="", full=0, partial=0, zero=0, errors=0)
 
         def on_start(todo, reasons, kept):
@@ -275,7 +282,7 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
             counts[result.status] += 1
             progress.update(task, advance=1, student=clean(result.student), full=counts["full"],
                             partial=counts["partial"], zero=counts["zero"] + counts["not_graded"],
-                            errors=counts["grader_error"])
+                            errors=counts["grader_error"], result=result)
 
         def on_others(records, outdated):
             _say(err, f"the class files keep {len(records)} other student(s) graded earlier in {args.out}")
@@ -296,15 +303,19 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
                   f"in this run are kept in {args.out}; run the same command again to grade the rest",
              "red")
         return EXIT_INTERRUPTED
-    if graded.sandbox.startswith("rlimits-only"):
+    if "rlimits-only" in graded.sandbox:  # on Dask: any worker of several
         _say(err, f"WARNING: student code ran WITHOUT namespace isolation or a separate uid: {graded.sandbox}. "
                   "Only resource limits and time-outs protected this machine.", "bold red")
     elif "no-seccomp" in graded.sandbox.split(" (")[0]:
         _say(err, f"WARNING: student code ran WITHOUT the system-call filter (degraded mode): {graded.sandbox}.",
              "bold red")
-    out.print(_score_table(graded, lang))
+    # The table and the Points lines are this run's students (--student, a folder of one): the
+    # class files keep everyone else's, who would otherwise fill the terminal on each regrade.
+    ours = {s.student for s in submissions}
+    mine = [r for r in graded.results if r.student in ours]
+    out.print(_score_table(graded, lang, mine))
     _channels(args, graded, lang, err)
-    for result in graded.results:
+    for result in mine:
         print(f"Points {reports.fmt(result.score)}/{reports.fmt(result.max_score)} {clean(result.student)}",
               flush=True)
     _say(out, f"Reports: {args.out / '<student>'}{os.sep} ({', '.join(STUDENT_FILES)}); "
@@ -381,26 +392,66 @@ def _make_names_unique(submissions):
         taken.add(reports.student_folder(submission.student))
 
 
-def _score_table(graded, lang):
+TABLE = {"id": ("mahasiswa", "nilai", "status", "pemeriksaan yang belum lulus"),
+         "en": ("student", "score", "status", "failed checks")}
+
+
+class _LogLines:
+    """What the progress bar tells, for a log or a pipe: one line per graded student,
+    "[3/259] budi: 40/45 (sebagian, 1.2 s)", with the reason when nothing could be graded or
+    the grader failed. The same calls as ``rich.progress.Progress``."""
+
+    def __init__(self, console, lang):
+        self.console, self.lang, self.total, self.done = console, lang, 0, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, description, total=0, **fields):
+        self.total = total
+        return 0
+
+    def update(self, task, total=None, advance=0, result=None, **fields):
+        if total is not None:
+            self.total = total
+        self.done += advance
+        if result is None:
+            return
+        from autograder.reports.class_report import WORDS
+
+        status = WORDS[self.lang][result.status].lower()
+        why = reports.no_grade(result, self.lang)
+        _say(self.console, f"[{self.done}/{self.total}] {clean(result.student)}: {reports.fmt(result.score)}/"
+                           f"{reports.fmt(result.max_score)} ({status}, {result.execution_time:.1f} s)"
+                           + (f": {clean(why)}" if why else ""))
+
+
+def _score_table(graded, lang, results=None):
+    from autograder.reports.class_report import WORDS
+
     table = Table(title=f"{graded.assignment}: {graded.title}", title_justify="left")
-    table.add_column("student", overflow="fold")
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("failed checks", overflow="fold")
+    student, score, status_, failed_ = TABLE[lang]
+    table.add_column(student, overflow="fold")
+    table.add_column(score, justify="right", no_wrap=True)
+    table.add_column(status_, no_wrap=True)
+    table.add_column(failed_, overflow="fold")
     styles = {"full": "green", "partial": "yellow", "zero": "red", "not_graded": "red",
               "grader_error": "bold red"}
-    for result in graded.results:
+    for result in graded.results if results is None else results:
         status = result.status
         if status == "grader_error":
             failed = "; ".join(dict.fromkeys(
                 [o.message[lang] for o in result.grader_errors if o.message]
                 + ([result.report_error] if result.report_error else [])))
-        elif status == "not_graded" and result.problems:
-            failed = result.problems[-1][lang]
+        elif status == "not_graded":
+            failed = reports.not_graded(result, lang)
         else:
             failed = ", ".join(result.failed_ids)
         table.add_row(escape(clean(result.student)), f"{reports.fmt(result.score)}/{reports.fmt(result.max_score)}",
-                      f"[{styles[status]}]{status}[/]", escape(clean(failed)))
+                      f"[{styles[status]}]{escape(WORDS[lang][status].lower())}[/]", escape(clean(failed)))
     return table
 
 
@@ -413,7 +464,8 @@ def bundle_command(args, course, lang, err):
     if not plan.checks:
         raise UsageError(f"assignment {plan.name!r} has no checks yet")
     try:
-        names = gradescope.bundle(course, plan, args.output, language=args.lang)
+        names = gradescope.bundle(course, plan, args.output, language=args.lang,
+                                  extra_index_url=args.extra_index_url)
     except gradescope.BundleError as error:
         raise UsageError(str(error)) from None
     _say(err, f"Gradescope autograder for {plan.name}: {args.output} ({len(names)} files; upload it "

@@ -68,6 +68,23 @@ def test_numbers_come_from_the_records():
     assert data["time"]["per_student"]["max"] == 1.5 and data["sandbox"] == "namespaces+uid"
 
 
+def test_a_broken_notebook_says_why_in_the_students_row():
+    """Not "all checks skipped" but what happened: "notebook broken: ...", in the batch's language."""
+    plan, batch = synthetic_batch()
+    broken = bilingual("Notebook rusak (bukan JSON/format notebook yang sah); buka dan simpan ulang di "
+                       "Jupyter: Expecting value", "The notebook is broken (not valid JSON / notebook format); "
+                       "open it in Jupyter and save it again: Expecting value")
+    eka = StudentResult("eka", "attention", "/x/eka.ipynb", problems=(broken,),
+                        outcomes=tuple(Outcome(c.info, "skipped", 0.0, broken) for c in plan.checks))
+    batch = BatchResult(batch.assignment, batch.title, "en", batch.checks, batch.results + (eka,))
+    data = class_report.numbers(batch)
+    why = ("notebook broken: not valid JSON / notebook format; open it in Jupyter and save it again: "
+           "Expecting value")
+    assert data["students"][-1]["not_graded"] == why and "not_graded" not in data["students"][0]
+    row = re.search(r"<tr><td><a href=\"eka/feedback.html\">eka</a>.*?</tr>", class_report.html_report(batch, data))
+    assert f'<b class="bad">{why}</b>' in row.group(0)
+
+
 def test_page_escapes_student_text_and_orders_checks_worst_first(tmp_path):
     plan, batch = synthetic_batch()
     page = class_report.html_report(batch, class_report.numbers(batch))

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -49,6 +50,17 @@ def test_batch_completes_and_prints_points(attention_batch):
     assert str(out / "gradebook.csv") in done.stdout.replace("\n", "")
     assert sorted(p.name for p in out.iterdir() if p.name not in ("report.html", "report.json")) == [
         "andi", "budi", "citra", "dewi", "gradebook.csv", "summary.json"]  # and the class report
+    # Not a terminal (a log, CI): one readable line per student, in the course's language, in
+    # place of a progress bar squeezed into "0:0… eta 0:0…".
+    lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in lines] == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    by_student = {line.split("] ")[1].split(":")[0]: line for line in lines}
+    assert set(by_student) == {"andi", "budi", "citra", "dewi"}
+    assert re.fullmatch(rf"\[\d/4\] andi: {MAX:g}/{MAX:g} \(penuh, \d+\.\d s\)", by_student["andi"])
+    assert by_student["citra"].endswith("(tidak dinilai, 0.0 s): notebook rusak: bukan JSON/format notebook yang "
+                                        "sah; buka dan simpan ulang di Jupyter: Unterminated string starting at: "
+                                        "line 297 column 5 (char 13574)")
+    assert "eta" not in done.stderr and "…" not in done.stderr
 
 
 def test_correct_notebook_gets_full_marks(attention_batch):
@@ -82,7 +94,7 @@ def test_broken_json_gets_zero_and_a_clear_message(attention_batch):
     _, out = attention_batch
     citra = results(out, "citra")
     assert citra["score"] == 0 and citra["max_score"] == MAX
-    assert "Notebook rusak" in citra["output"] and "JSON" in citra["output"]
+    assert citra["output"].splitlines()[1].startswith("notebook rusak: bukan JSON")
     assert all(t["score"] == 0 and t["status"] == "failed" for t in citra["tests"])
     text = feedback(out, "citra")
     assert f"Nilai: 0/{MAX:g}" in text and "Notebook rusak" in text
@@ -396,9 +408,13 @@ def test_regrading_one_student_keeps_everyone_else(tmp_path, attention_batch):
     done = run_autograder("grade", students, "-a", "attention", "-o", out, "--student", "dewi", "--regrade")
     assert done.returncode == 0, done.stderr
     assert "the class files keep 3 other student(s)" in done.stderr
+    # Only dewi's line (the class files keep the others; they are not printed again).
     assert [line for line in done.stdout.splitlines() if line.startswith("Points")] == [
-        f"Points {MAX:g}/{MAX:g} andi", f"Points {MAX:g}/{MAX:g} budi", f"Points 0/{MAX:g} citra",
         f"Points {after['dewi']['score']}/{MAX:g} dewi"]
+    assert [line.split(" (")[0] for line in done.stderr.splitlines() if line.startswith("[")] == [
+        f"[1/1] dewi: {after['dewi']['score']}/{MAX:g}"]
+    table = done.stdout.split("Points")[0]
+    assert "dewi" in table and not any(name in table for name in ("andi", "budi", "citra"))
 
 
 @pytest.mark.slow  # three batches

@@ -1,20 +1,26 @@
 """Grading on a Dask cluster: the same records as a local batch, and a killed worker loses
 no student. Each Dask worker process starts its own sandbox zygote; the records and reports
-are made by the client."""
+are made by the client. ``RealCluster`` runs ``dask scheduler`` and ``dask worker`` as separate
+processes, as an instructor does."""
 
+import fcntl
 import json
 import logging
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from autograder import loading
 from autograder.grading import batch
 from autograder import plan as plans
-from conftest import EXAMPLES, refused_port, run_autograder
+from autograder.sandbox import launch
+from conftest import EXAMPLES, ROOT, refused_port, run_autograder
 
 pytestmark = pytest.mark.slow  # Dask clusters started and killed, deadlines waited out
 
@@ -45,39 +51,6 @@ def test_a_local_cluster_of_two_processes_grades_like_the_local_batch(attention_
     assert summary["timing"]["graded"] == 4
     again = run_autograder("grade", EXAMPLES, "-a", "attention", "-o", out, "--scheduler", "local")
     assert "4 report(s) in" in again.stderr  # resume works the same: nothing to send to a cluster
-
-
-def test_a_killed_worker_loses_no_student(tmp_path):
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    try:
-        plan = plans.load("attention")
-        submissions = loading.discover([EXAMPLES], "attention", plan.notebook)
-        finished = {}
-        runner = threading.Thread(target=lambda: finished.update(batch=batch.run(
-            plan, submissions, tmp_path / "out", scheduler=cluster.scheduler_address)))
-        runner.start()
-        killed = None
-        with distributed.Client(cluster.scheduler_address) as client:
-            deadline = time.monotonic() + 300
-            while killed is None and runner.is_alive() and time.monotonic() < deadline:
-                busy = [w for w, keys in client.processing().items() if any(str(k).startswith("grade-") for k in keys)]
-                if busy:
-                    pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                    os.kill(pid, signal.SIGKILL)  # mid-grade: the worker process and its zygote go
-                    killed = busy[0]
-                time.sleep(0.1)
-        runner.join(600)
-        assert killed, "no worker was ever seen grading"
-        graded = finished["batch"]
-        scores = {r.student: (r.status, r.score) for r in graded.results}
-        assert set(scores) == {"andi", "budi", "citra", "dewi"}  # nobody lost
-        # Retried on another worker, every student has the verdicts a local run gives.
-        assert scores["andi"] == ("full", plan.max_score) and scores["citra"][0] == "not_graded"
-        assert scores["budi"][0] == scores["dewi"][0] == "partial"
-        assert all((tmp_path / "out" / s / "record.json").is_file() for s in scores)
-    finally:
-        cluster.close()
 
 
 def test_an_unreachable_scheduler_is_a_usage_error_within_seconds(tmp_path):
@@ -184,3 +157,174 @@ def test_a_task_stuck_on_a_worker_is_given_up_after_its_deadline(short_deadlines
     _not_run(finished["batch"], ["andi"],
              f"This submission was not graded: grading it on the Dask cluster did not finish "
              f"within {running:.0f} s. Please tell the instructor.")
+
+
+# -- a real cluster: ``dask scheduler`` and ``dask worker`` processes ---------------------------
+DASK = Path(sys.executable).with_name("dask")
+
+
+class RealCluster:
+    """``dask scheduler`` on a free port of 127.0.0.1 (it writes its address to a scheduler
+    file) and ``dask worker`` processes (each a nanny and its worker process) started as an
+    instructor starts them; every process in its own session, killed with it at the end."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.processes, self.logs = [], {}
+        file = folder / "scheduler.json"
+        self._start("scheduler", [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                  "--no-dashboard", "--scheduler-file", str(file)])
+        deadline = time.monotonic() + 60
+        while not file.is_file() or not file.read_text().strip().endswith("}"):
+            assert time.monotonic() < deadline, self.log("scheduler")
+            time.sleep(0.1)
+        self.address = json.loads(file.read_text())["address"]
+
+    def _start(self, name, command, env=None):
+        log = self.folder / f"{name}.log"
+        self.logs[name] = log
+        with open(log, "w") as handle:
+            self.processes.append(subprocess.Popen(
+                command, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})}, start_new_session=True, cwd=self.folder))
+
+    def start_worker(self, name, env=None):
+        self._start(name, [str(DASK), "worker", self.address, "--nthreads", "1", "--host", "127.0.0.1",
+                           "--no-dashboard"], env)
+
+    def log(self, name):
+        return self.logs[name].read_text(errors="replace")
+
+    def grade(self, out, *args):
+        """``autograder grade`` of the attention examples on this cluster, started (a Popen)."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "autograder", "grade", str(EXAMPLES), "-a", "attention", "-o", str(out),
+             "--scheduler", self.address, *map(str, args)], cwd=ROOT, env={**os.environ, "PYTHONUTF8": "1"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def close(self):
+        for process in reversed(self.processes):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    process.wait(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+
+
+@pytest.fixture
+def real_cluster(tmp_path):
+    cluster = RealCluster(tmp_path)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def _finished(process, timeout=300):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stdout, stderr
+
+
+def _ready_workers(client, count, timeout=120):
+    """Wait until ``count`` workers advertise a running sandbox; returns their addresses."""
+    from autograder.grading.distributed import RESOURCE
+
+    deadline = time.monotonic() + timeout
+    while True:
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        ready = [w for w, info in workers.items() if info.get("resources", {}).get(RESOURCE)]
+        if len(ready) >= count:
+            return ready
+        assert time.monotonic() < deadline, f"only {len(ready)} worker(s) ready: {workers}"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_a_real_cluster_grades_batch_after_batch_like_a_local_run(real_cluster, attention_batch, tmp_path):
+    """Three batches in a row on one `dask scheduler` with two `dask worker`s: the first
+    submitted before the workers exist, a worker killed in the middle of the second (its
+    nanny starts it again), the third on the restarted worker. Each gives the local run's
+    records. (Every batch after the first used to give every student a grader error: the
+    plugin's re-registration deleted the worker's spool folder.)"""
+    _, local = attention_batch
+    expected = _without_timing(local)
+    first = real_cluster.grade(tmp_path / "out1")
+    time.sleep(1)  # the batch waits for workers that start after it
+    real_cluster.start_worker("worker-a")
+    real_cluster.start_worker("worker-b")
+    code, stdout, stderr = _finished(first)
+    assert code == 0, stderr
+    assert _without_timing(tmp_path / "out1") == expected
+
+    with distributed.Client(real_cluster.address, timeout="20s") as client:
+        _ready_workers(client, 2)
+        second = real_cluster.grade(tmp_path / "out2")
+        killed, deadline = None, time.monotonic() + 240
+        while killed is None and second.poll() is None and time.monotonic() < deadline:
+            busy = [w for w, keys in client.processing().items() if any(str(k).startswith("grade-") for k in keys)]
+            if busy:
+                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)  # the worker process (its zygote dies with it); not its nanny
+                killed = busy[0]
+            time.sleep(0.05)
+        code, stdout, stderr = _finished(second)
+        assert killed, "no worker was ever seen grading"
+        assert code == 0, stderr
+        assert _without_timing(tmp_path / "out2") == expected
+
+        ready = _ready_workers(client, 2)  # the nanny's new worker process has its sandbox
+        assert killed not in ready
+    code, stdout, stderr = _finished(real_cluster.grade(tmp_path / "out3"))
+    assert code == 0, stderr
+    assert _without_timing(tmp_path / "out3") == expected
+    summary = json.loads((tmp_path / "out3" / "summary.json").read_text())
+    assert summary["sandbox"] == json.loads((local / "summary.json").read_text())["sandbox"]
+    for name in ("worker-a", "worker-b"):
+        assert "Traceback" not in real_cluster.log(name) and "FileNotFoundError" not in real_cluster.log(name)
+
+
+@pytest.fixture
+def uid_blocks_taken(tmp_path):
+    """A TMPDIR in which every sandbox uid block's lock is held (by this test), as on a machine
+    where that many other graders run: a process using it cannot start the sandbox."""
+    folder = tmp_path / "busy-tmp"
+    folder.mkdir()
+    held = []
+    try:
+        for block in range(launch.UID_BLOCKS):
+            handle = open(folder / f"autograder-uids-{launch.UID_FIRST + block * launch.UID_BLOCK}.lock", "w")
+            held.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield folder
+    finally:
+        for handle in held:
+            handle.close()
+
+
+@pytest.mark.slow
+def test_a_worker_that_cannot_start_the_sandbox_says_why_once_and_grades_nobody(
+        real_cluster, attention_batch, uid_blocks_taken, tmp_path):
+    _, local = attention_batch
+    real_cluster.start_worker("worker-a")
+    real_cluster.start_worker("broken", env={"TMPDIR": str(uid_blocks_taken)})
+    with distributed.Client(real_cluster.address, timeout="20s") as client:  # both joined
+        deadline = time.monotonic() + 120
+        while len(client.scheduler_info(n_workers=-1)["workers"]) < 2:
+            assert time.monotonic() < deadline, real_cluster.log("broken")
+            time.sleep(0.2)
+    for out in ("out1", "out2"):  # a second batch: still said once, by the worker and the client
+        code, stdout, stderr = _finished(real_cluster.grade(tmp_path / out))
+        assert code == 0, stderr
+        assert _without_timing(tmp_path / out) == _without_timing(local)  # all graded elsewhere
+        said = [line for line in stderr.splitlines() if "tidak dapat menjalankan sandbox" in line]
+        assert len(said) == 1, stderr
+        assert "sandbox uid blocks are in use" in said[0] and said[0].startswith("peringatan: pekerja Dask tcp://")
+    log = real_cluster.log("broken")
+    assert log.count("cannot start the sandbox") == 1, log
+    assert "RuntimeError: all 32 sandbox uid blocks are in use by other grader runs" in log
+    assert "grade-" not in log  # it never ran a grading task

@@ -146,6 +146,13 @@ def _every_text():
 
     for kind in ("timeout", "load_timeout", "crashed", "gave_up", "protocol"):
         yield f"worker failure {kind}", messages.worker_failure(Failure(kind))
+    from autograder.channels import github
+    from autograder.reports.words import NOT_GRADED
+    from autograder.texts import Bilingual
+
+    for table in (NOT_GRADED, github.WORDS):  # the reports' and channels' own words
+        for key in table["en"]:
+            yield f"words {key}", Bilingual(table["id"][key], table["en"][key])
 
 
 @pytest.mark.parametrize("lang, words", [("en", INDONESIAN), ("id", ENGLISH)])

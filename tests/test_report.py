@@ -84,8 +84,10 @@ def test_missing_submission_report(missing, tmp_path):
     data = reports.results_json(missing, "en")
     assert data["score"] == 0 and "not found" in data["output"] and "No check could run" in data["output"]
     assert all(t["status"] == "failed" and "not found" in t["output"] for t in data["tests"])
+    assert data["output"].splitlines()[1] == "no submission: The submitted file or folder was not found."
     md = reports.feedback_md(missing, "en")
-    assert "## Problems while loading the code" in md and "**File:** (none)" in md
+    assert "**No submission:** The submitted file or folder was not found." in md and "**File:** (none)" in md
+    assert "## Problems while loading the code" not in md  # its only problem is the headline
     assert md.count("not found") == 1  # said once at the top, not once per check
 
 

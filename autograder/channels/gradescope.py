@@ -2,15 +2,24 @@
 Gradescope's container ``run_autograder`` grades the submission with this module.
 
 The zip holds ``setup.sh`` (run once when Gradescope builds the image: a Python >= 3.11 venv
-with the pinned requirements.txt, torch from PyTorch's CPU index), ``run_autograder`` (run per
-submission), ``requirements.txt`` and ``kit/``: ``autograder/``, ``solutions/``, the course's
+with what grading needs and nothing else), ``run_autograder`` (run per submission),
+``requirements.txt`` and ``kit/``: ``autograder/``, ``solutions/``, the course's
 ``course.toml`` and the assignment's nbgrader source notebook (to spot deleted cells).
+
+``requirements.txt`` is the grading subset of the kit's pinned requirements (``grading_
+requirements``): ``GRADING_PACKAGES``, the packages ``run`` imports (torch, numpy, nbformat,
+hypothesis; what runs in the sandbox imports only torch and numpy), with their own dependencies,
+each at the kit's pinned version. No JupyterLab, nbgrader, pytest, dask, rich or linters.
+``setup.sh`` installs it from whatever package index pip is configured with (``autograder
+bundle gradescope --extra-index-url URL`` adds one, e.g. PyTorch's CPU wheels, where that index
+is the instructor's choice); it names no index itself.
 
 ``run_autograder`` grades the notebook found in ``/autograder/submission`` (the file named in
 course.toml, else the only notebook, else the only .py file) with the same loader, sandbox and
 checks as ``autograder grade``, and writes ``/autograder/results/results.json`` in Gradescope's
-documented fields. ``$GRADESCOPE_ROOT`` replaces ``/autograder`` (tests use a fake tree) and
-``$AUTOGRADER_PYTHON`` the venv's interpreter.
+documented fields, the sandbox's isolation included. ``$GRADESCOPE_ROOT`` replaces
+``/autograder`` (tests use a folder of that shape) and ``$AUTOGRADER_PYTHON`` the venv's
+interpreter; ``$AUTOGRADER_SETUP_PYTHON`` picks the Python that ``setup.sh`` makes the venv with.
 """
 
 import argparse
@@ -24,7 +33,6 @@ from pathlib import Path
 
 KIT_ROOT = Path(__file__).resolve().parent.parent.parent
 ROOT_ENV, PYTHON_ENV = "GRADESCOPE_ROOT", "AUTOGRADER_PYTHON"
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # Gradescope's documented results.json fields (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
 TOP_LEVEL = ("score", "execution_time", "output", "output_format", "test_output_format",
              "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard")
@@ -33,19 +41,36 @@ TEST_FIELDS = ("score", "max_score", "status", "name", "name_format", "number", 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 FAILED = {"id": "Kesalahan internal autograder; beri tahu pengajar.",
           "en": "Internal autograder error; please tell the instructor."}
+# What ``run`` imports (the rest of its imports is the standard library and the kit itself).
+GRADING_PACKAGES = ("torch", "numpy", "nbformat", "hypothesis")
+SANDBOX = {"id": "Mode sandbox", "en": "Sandbox mode"}
+NO_CODE_RAN = {"id": "tidak ada (tidak ada kode mahasiswa yang dijalankan)", "en": "none (no student code ran)"}
+SETUP_WORDS = {
+    "id": {"installing": "memasang paket penilaian dari indeks pip yang dikonfigurasi",
+           "cuda": "PERINGATAN: torch dari indeks ini adalah build CUDA (berjalan di CPU, tetapi image "
+                   "jauh lebih besar); bundel ulang dengan --extra-index-url indeks wheel CPU PyTorch",
+           "ready": "siap"},
+    "en": {"installing": "installing the grading packages from the package index pip is configured with",
+           "cuda": "WARNING: the torch from this index is a CUDA build (it runs on the CPU, but the image "
+                   "is much larger); bundle again with --extra-index-url PyTorch's CPU wheel index",
+           "ready": "ready"},
+}
 
-SETUP_SH = f"""#!/usr/bin/env bash
+SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image: a venv with a
-# Python >= 3.11 and the kit's pinned requirements (torch: the CPU wheel).
+# Python >= 3.11 and the grading packages of requirements.txt, from the package index pip is
+# configured with{index_note}. $AUTOGRADER_SETUP_PYTHON: the Python to make the venv with.
 set -euo pipefail
 cd "$(dirname "${{BASH_SOURCE[0]}}")"
-PYTHON=""
-for candidate in python3.13 python3.12 python3.11 python3; do
-  if command -v "$candidate" >/dev/null 2>&1 \\
-     && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-    PYTHON=$candidate; break
-  fi
-done
+PYTHON="${{AUTOGRADER_SETUP_PYTHON:-}}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 \\
+       && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      PYTHON=$candidate; break
+    fi
+  done
+fi
 if [ -z "$PYTHON" ]; then
   apt-get update -q
   apt-get install -y -q python3.11 python3.11-venv
@@ -56,10 +81,14 @@ if ! "$PYTHON" -m venv .venv; then  # Debian and Ubuntu ship ensurepip separatel
   apt-get install -y -q "$(basename "$(readlink -f "$(command -v "$PYTHON")")")-venv"
   "$PYTHON" -m venv .venv
 fi
-export PIP_EXTRA_INDEX_URL="{CPU_INDEX}"   # torch==... pinned: the CPU build, not CUDA
-.venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
-PYTHONPATH=kit .venv/bin/python -c 'import torch, autograder.plan'  # the kit imports: fail the build, not a submission
-echo "setup: ready ($(.venv/bin/python --version))"
+echo "setup: {installing}"
+{index_export}.venv/bin/python -m pip install --disable-pip-version-check --no-input -q -r requirements.txt
+# The kit imports, or the build fails here rather than on a student's submission.
+PYTHONPATH=kit .venv/bin/python -c 'import torch, numpy, nbformat, hypothesis, autograder.plan, autograder.grading.grader'
+if [ "$(.venv/bin/python -c 'import torch; print(torch.version.cuda or "")')" != "" ]; then
+  echo "setup: {cuda}" >&2
+fi
+echo "setup: {ready} ($(.venv/bin/python --version); torch $(.venv/bin/python -c 'import torch; print(torch.__version__)'))"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -80,17 +109,64 @@ class BundleError(Exception):
     pass
 
 
-def bundle(course, plan, output, language=None):
+def grading_requirements(requirements):
+    """The lines of the kit's ``requirements`` (text, ``name==version`` per line) that grading
+    needs: ``GRADING_PACKAGES`` and the dependencies they declare for this platform, found in
+    the installed packages' metadata. A needed package without a pin is a ``BundleError``
+    (except pip's own tools, which requirements.txt leaves to pip as ``pip freeze`` does)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in requirements.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            pins[canonicalize_name(line.split("==", 1)[0])] = line
+    needed, todo = [], list(GRADING_PACKAGES)
+    while todo:
+        name = canonicalize_name(todo.pop(0))
+        if name in needed:
+            continue
+        needed.append(name)
+        try:
+            declared = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            raise BundleError(f"{name} is needed for grading but not installed here: "
+                              "bundle from the kit's venv (bash scripts/setup.sh --install-only)") from None
+        for text in declared:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    # pip freeze leaves out its own tools, and pip installs them as any dependency: torch's setuptools.
+    missing = [name for name in needed if name not in pins and name not in ("pip", "setuptools", "wheel")]
+    if missing:
+        raise BundleError(f"grading needs {', '.join(missing)}, not pinned in requirements.txt")
+    return [pins[name] for name in needed if name in pins]
+
+
+def bundle(course, plan, output, language=None, extra_index_url=None):
     """Write the zip for ``plan``'s assignment of ``course`` to ``output``; returns its names.
-    ``language``: of the feedback, when not course.toml's."""
+    ``language``: of the feedback, when not course.toml's. ``extra_index_url``: a package index
+    setup.sh's pip also reads (none: pip's own configuration only)."""
     requirements = KIT_ROOT / "requirements.txt"
     if not requirements.is_file():
         raise BundleError(f"{requirements} is missing: bundle from a checkout of the kit")
-    files = {"setup.sh": SETUP_SH.encode(),
+    words = SETUP_WORDS[language or plan.language]
+    index_export = (f"export PIP_EXTRA_INDEX_URL={shlex.quote(extra_index_url)}  # chosen at bundle time\n"
+                    if extra_index_url else "")
+    setup = SETUP_SH.format(
+        index_note=f" (and {extra_index_url}, chosen when bundling)" if extra_index_url else "",
+        index_export=index_export, installing=words["installing"], cuda=words["cuda"], ready=words["ready"])
+    pinned = grading_requirements(requirements.read_text(encoding="utf-8"))
+    files = {"setup.sh": setup.encode(),
              "run_autograder": RUN_AUTOGRADER.format(
                  assignment=shlex.quote(plan.name),
                  language=f" --lang {shlex.quote(language)}" if language else "").encode(),
-             "requirements.txt": requirements.read_bytes(),
+             "requirements.txt": ("# What grading needs, at the kit's pinned versions "
+                                  "(autograder.channels.gradescope.grading_requirements)\n"
+                                  + "\n".join(pinned) + "\n").encode(),
              "kit/course.toml": Path(course.path).read_bytes()}
     for package in ("autograder", "solutions"):
         for path in sorted((KIT_ROOT / package).rglob("*")):
@@ -126,14 +202,16 @@ def find_submission(folder, notebook):
     return None
 
 
-def results_json(result, plan):
-    """Gradescope's results.json of one record: the report's, in the documented fields only."""
+def results_json(result, plan, sandbox=None):
+    """Gradescope's results.json of one record: the report's, in the documented fields only,
+    with the sandbox's isolation (``sandbox``) as the output's last line."""
     from autograder import reports
 
     data = reports.results_json(result, plan.language, plan.title)
     extra = dict(data.get("extra_data", {}))
     extra.update({"max_score": data.get("max_score", result.max_score), "assignment": plan.name,
-                  "status": result.status})
+                  "status": result.status, "sandbox": sandbox or NO_CODE_RAN["en"]})
+    data["output"] += f"\n{SANDBOX[plan.language]}: {sandbox or NO_CODE_RAN[plan.language]}"
     out = {key: data[key] for key in TOP_LEVEL if key in data}
     out["extra_data"] = extra
     out["stdout_visibility"] = "hidden"  # the grader's log is for the instructor
@@ -161,7 +239,14 @@ def run(root, assignment, lang=None):
         path = find_submission(root / "submission", plan.notebook)
         print(f"course: {plan.course_path}; grading {path or 'nothing (no notebook found)'}", flush=True)
         result = grade(Submission("submission", plan.name, path, None if path else "no_notebook"), plan)
-        data = results_json(result, plan)
+        from autograder.sandbox.process import sandbox_mode
+
+        # Nothing could be loaded (no file, a broken notebook): no student code ran, whatever
+        # zygote this process may have started.
+        loaded_nothing = result.status == "not_graded" and any(o.message in result.problems for o in result.outcomes)
+        mode = None if loaded_nothing else sandbox_mode()
+        data = results_json(result, plan, None if mode is None else (f"{mode[0]} ({mode[1]})" if mode[1] else mode[0]))
+        print(f"sandbox: {data['extra_data']['sandbox']}", flush=True)
         if result.status == "grader_error":
             status = 3
     except Exception:  # the student still sees a result, the instructor the traceback (stdout)

@@ -1,7 +1,8 @@
 """JUnit XML, which every CI renders: one ``<testsuite>`` per assignment, one ``<testcase>``
 per check and student (``classname`` = ``<assignment>.<student>``), ``<failure>`` for a failed
-or timed-out check, ``<error>`` for a fault of the grader, ``<skipped>`` with its reason.
-Messages are the student-facing texts of results.json."""
+or timed-out check, ``<error>`` for a fault of the grader (type ``grader_error``) and for every
+check of a submission that could not be graded at all (type ``not_graded``, "notebook broken:
+..."), ``<skipped>`` with its reason. Messages are the student-facing texts of results.json."""
 
 import xml.etree.ElementTree as ET
 
@@ -25,12 +26,16 @@ def junit_xml(batches, lang):
         for result in batch.results:
             data = reports.results_json(result, lang, batch.title)
             classname = f"{batch.assignment}.{reports.student_folder(result.student)}"
+            headline = reports.not_graded(result, lang)
             for outcome, test in zip(result.outcomes, data["tests"]):
                 counts["tests"] += 1
                 case = ET.SubElement(suite, "testcase", name=test["name"], classname=classname)
                 text = test["output"]
                 first = text.splitlines()[0] if text else outcome.status
-                if outcome.status in ("failed", "timeout"):
+                if headline:  # nothing could be graded: an error, never a quiet skip
+                    counts["errors"] += 1
+                    ET.SubElement(case, "error", message=clean(headline), type="not_graded").text = clean(headline)
+                elif outcome.status in ("failed", "timeout"):
                     counts["failures"] += 1
                     ET.SubElement(case, "failure", message=first, type=outcome.status).text = text
                 elif outcome.status == "error":

@@ -1,7 +1,8 @@
 """The semester gradebook: several output folders (one per assignment) merged into one row
 per student, as plain CSV or in the layouts Moodle's and Canvas's gradebook imports read.
 
-- ``csv``: ``student``, then per assignment its score and ``<assignment> max``, then the totals.
+- ``csv``: ``student``, then per assignment its score and ``<assignment> max``, then the totals
+  and ``notes`` (why a cell is blank: "attention: notebook broken: ...").
 - ``canvas``: Canvas's gradebook CSV: ``Student, ID, SIS User ID, SIS Login ID, Section``, then
   one column per assignment named ``<assignment>`` or, when its Canvas id is known,
   ``<assignment> (<id>)``, and a second row ``Points Possible``. Canvas matches a row by ``ID``,
@@ -9,11 +10,17 @@ per student, as plain CSV or in the layouts Moodle's and Canvas's gradebook impo
   student id) goes in ``SIS Login ID``. A column without an id makes a new assignment.
 - ``moodle``: Moodle's "Import grades: CSV file": an identifier column to map to a user field
   (``Username``, or ``Email address`` / ``ID number`` from the roster), then one column per
-  assignment to map to a grade item.
+  assignment to map to a grade item, followed by ``<assignment> feedback`` (to map to "Feedback
+  for" that item) for an assignment where some student has no grade.
 
 A roster (``--roster roster.csv``) maps the kit's student names to the LMS's identities: a
 ``student`` column and any of ``name, id, sis_user_id, sis_login_id, section, username, email,
-idnumber``. Blank cells mean "no grade": both LMSs leave such a grade as it is.
+idnumber``. Blank cells mean "no grade": both LMSs leave such a grade as it is. A student
+with a record but no grade, because nothing could be graded (a broken or missing notebook) or
+the grader itself failed, gets a blank cell too, never a 0 that looks like a grade: a TA looks
+at it. The reason ("notebook rusak: ...", in the language the batch was graded in) goes where
+the format has room for it: Moodle's feedback column and the CSV's notes; Canvas's gradebook
+import has no comment column.
 """
 
 import csv
@@ -24,7 +31,7 @@ from pathlib import Path
 
 from autograder import reports
 from autograder.records import StudentResult
-from autograder.texts import clean
+from autograder.texts import LANGUAGES, clean
 
 FORMATS = ("csv", "moodle", "canvas")
 ROSTER_FIELDS = ("name", "id", "sis_user_id", "sis_login_id", "section", "username", "email", "idnumber")
@@ -45,7 +52,8 @@ class Column:
 @dataclass
 class Gradebook:
     columns: list = field(default_factory=list)  # Column, in the order the folders were given
-    scores: dict = field(default_factory=dict)  # student -> {assignment: score}
+    scores: dict = field(default_factory=dict)  # student -> {assignment: score, None: no grade}
+    notes: dict = field(default_factory=dict)  # student -> {assignment: why there is no grade}
 
 
 def collect(out_dirs):
@@ -55,6 +63,7 @@ def collect(out_dirs):
         if not out.is_dir():
             raise GradebookError(f"{out} is not a folder of reports")
         summary = _summary(out)
+        lang = summary.get("language") if summary.get("language") in LANGUAGES else "id"
         records = []
         for path in sorted(out.glob("*/record.json")):
             try:
@@ -75,7 +84,10 @@ def collect(out_dirs):
                 float(summary["max_score"]) if from_summary and "max_score" in summary
                 else max((r.max_score for r in mine), default=0.0), out))
             for record in mine:
-                book.scores.setdefault(record.student, {})[name] = record.score
+                why = reports.no_grade(record, lang)
+                book.scores.setdefault(record.student, {})[name] = None if why else record.score
+                if why:
+                    book.notes.setdefault(record.student, {})[name] = why
     return book
 
 
@@ -110,14 +122,16 @@ def render(book, fmt, roster=None, lms_ids=None):
         header = ["student"]
         for c in book.columns:
             header += [c.assignment, f"{c.assignment} max"]
-        writer.writerow(header + ["total", "total max"])
+        writer.writerow(header + ["total", "total max", "notes"])
         for student in students:
             row, total = [_safe(student)], 0.0
             for c in book.columns:
                 score = book.scores.get(student, {}).get(c.assignment)
                 total += score or 0.0
                 row += [_points(score), reports.fmt(c.max_score)]
-            writer.writerow(row + [reports.fmt(total), reports.fmt(sum(c.max_score for c in book.columns))])
+            notes = "; ".join(f"{a}: {why}" for a, why in book.notes.get(student, {}).items())
+            writer.writerow(row + [reports.fmt(total), reports.fmt(sum(c.max_score for c in book.columns)),
+                                   _safe(notes)])
     elif fmt == "canvas":
         names = [f"{c.assignment} ({lms_ids[c.assignment]})" if c.assignment in lms_ids else c.assignment
                  for c in book.columns]
@@ -134,11 +148,19 @@ def render(book, fmt, roster=None, lms_ids=None):
         identifiers = [("Username", "username")] + [
             (label, key) for label, key in (("Email address", "email"), ("ID number", "idnumber"))
             if any(roster.get(s, {}).get(key) for s in students)]
-        writer.writerow([label for label, _ in identifiers] + [c.assignment for c in book.columns])
+        noted = {a for notes in book.notes.values() for a in notes}
+        header = [label for label, _ in identifiers]
+        for c in book.columns:
+            header += [c.assignment] + ([f"{c.assignment} feedback"] if c.assignment in noted else [])
+        writer.writerow(header)
         for student in students:
             who = roster.get(student, {})
-            ids = [_safe(who.get(key) or (student if key == "username" else "")) for _, key in identifiers]
-            writer.writerow(ids + [_points(book.scores.get(student, {}).get(c.assignment)) for c in book.columns])
+            row = [_safe(who.get(key) or (student if key == "username" else "")) for _, key in identifiers]
+            for c in book.columns:
+                row.append(_points(book.scores.get(student, {}).get(c.assignment)))
+                if c.assignment in noted:
+                    row.append(_safe(book.notes.get(student, {}).get(c.assignment, "")))
+            writer.writerow(row)
     else:
         raise GradebookError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     return buffer.getvalue()

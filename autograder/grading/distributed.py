@@ -1,7 +1,8 @@
 """Grade a batch on a Dask cluster (``autograder grade --scheduler ADDRESS|local``).
 
 The division of trust is the one of a local batch. A Dask worker process runs our code: it
-starts its own sandbox zygote (``SandboxPlugin``), receives one submission's bytes and the
+starts its own sandbox zygote once (``SandboxPlugin``: kept for the process's life, whatever
+number of batches and clients come), receives one submission's bytes and the
 plan, grades it exactly as ``grading.grade`` does in a local thread (the student's code runs
 only in the sandboxed workers it forks) and returns the ``StudentResult`` as JSON. The client
 (``batch.run``) keeps the rest: resume fingerprints, the records it writes, every report.
@@ -10,7 +11,9 @@ A worker that dies (killed, out of memory, its machine gone) loses no student: t
 gives its tasks to another worker (``distributed.scheduler.allowed-failures`` times), and a
 task that still fails becomes that student's grader-error record, reported like any grader
 fault (exit status 3). Workers must run the same kit as the client: a worker whose kit
-digest differs refuses the task.
+digest differs refuses the task. A worker whose sandbox cannot start takes no task at all
+(tasks need the ``RESOURCE`` it then never advertises) and says why once, in its log and to
+the client.
 
 The client never waits forever: a task that has run on a worker for longer than a grade can
 take (``task_seconds``: the plan's submission and startup time-outs plus a worker's start), or
@@ -18,6 +21,7 @@ tasks that no worker runs at all for ``wait_seconds`` (a scheduler without worke
 that can take them), are cancelled and become grader-error records that say so.
 """
 
+import atexit
 import logging
 import os
 import shutil
@@ -46,8 +50,16 @@ LOOK_SECONDS = 2.0  # how often it asks the scheduler which of its tasks are run
 # How long the client tries to reach a scheduler (``--scheduler-timeout``): a scheduler that
 # is up answers within a second; a wrong address or one that is down is a usage error at once.
 CONNECT_SECONDS = 3.0
+# What a worker advertises once its sandbox runs (one unit per thread) and every grading task
+# asks for: a worker without a sandbox is given no task. Also the topic of the event a worker
+# logs when its sandbox cannot start.
+RESOURCE = "autograder-sandbox"
 
-_spool = None
+logger = logging.getLogger("distributed.autograder")  # shown with the worker's own log lines
+# This worker process's sandbox: its private spool folder, or why it cannot start. Both belong
+# to the process, not to a plugin instance, and are made once (``start_sandbox``).
+_spool, _unavailable = None, None
+_sandbox_lock = threading.Lock()
 _slots, _slots_lock = {}, threading.Lock()
 
 
@@ -55,38 +67,74 @@ class KitMismatch(RuntimeError):
     pass
 
 
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
 class SandboxPlugin(WorkerPlugin):
-    """Per Dask worker process: a private spool folder for submissions, hidden from the
-    sandbox, and the zygote started at once (it imports torch while the worker waits)."""
+    """Per Dask worker process: start its sandbox (``start_sandbox``), then advertise
+    ``RESOURCE``, which every grading task needs. A worker whose sandbox cannot start says why
+    once (its log, and an event the client prints) and never advertises it: it takes no task,
+    where it would otherwise turn every student it took into a grader error, fast.
 
-    name = "autograder-sandbox"
+    Every batch registers the plugin again (a new client): ``idempotent`` keeps the scheduler
+    from re-registering it on workers that have it, and setup and teardown are safe to repeat
+    anyway, since the sandbox belongs to the process (teardown leaves it; the process's exit
+    removes the spool, and the zygote dies with its parent)."""
 
-    def setup(self, worker=None):
-        _ensure_spool()
+    name = RESOURCE
+    idempotent = True
+
+    async def setup(self, worker=None):
+        import asyncio
+
+        # The zygote imports torch: seconds, waited for off the worker's event loop.
+        reason, first = await asyncio.to_thread(start_sandbox)
+        if worker is None:
+            return
+        if reason is not None:
+            if first:
+                worker.log_event(RESOURCE, {"worker": worker.address, "host": os.uname().nodename,
+                                            "reason": reason})
+            return
+        await worker.set_resources(**{RESOURCE: worker.state.nthreads})
+        from distributed.core import Status
+
+        if worker.status == Status.running:
+            # The scheduler looks for a worker for its waiting tasks when a worker joins or
+            # starts running, not when one gains a resource: tasks submitted before this
+            # worker's sandbox was up would wait for nothing. A pause and resume is a start.
+            worker.status = Status.paused
+            worker.status = Status.running
 
     def teardown(self, worker=None):
-        global _spool
-        if _spool:
-            shutil.rmtree(_spool, ignore_errors=True)
-            # A Dask worker process starts its own zygote (torch is imported: up to
-# process.ZYGOTE_READY_SECONDS) and sends the record back: time a grade itself does not count.
-STARTUP_MARGIN_SECONDS = 180
-POLL_SECONDS = 0.25  # how often the client looks at its futures (a local check)
-LOOK_SECONDS = 2.0  # how often it asks the scheduler which of its tasks are running
-
-_spool = None
+        """Nothing: the sandbox is the worker process's (see the class)."""
 
 
-def _ensure_spool():
-    global _spool
-    with _slots_lock:
-        if _spool is None:
-            from autograder.sandbox import launch
+def start_sandbox():
+    """This worker process's sandbox, made once: a private spool folder for the submissions it
+    grades (hidden from the sandbox, removed when the process exits) and the zygote, waited
+    for until it is ready. Returns (why it cannot start or None, whether this call found out);
+    the reason is logged once, in the worker's log."""
+    global _spool, _unavailable
+    with _sandbox_lock:
+        if _spool is not None or _unavailable is not None:
+            return _unavailable, False
+        try:
+            from autograder.sandbox import launch, process
 
-            _spool = tempfile.mkdtemp(prefix="autograder-spool-")
-            os.chmod(_spool, 0o700)
-            launch.start_early(hide=[_spool])
-        return _spool
+            spool = tempfile.mkdtemp(prefix="autograder-spool-")
+            os.chmod(spool, 0o700)
+            atexit.register(shutil.rmtree, spool, True)
+            launch.start_early(hide=[spool])
+            process.shared_zygote()  # ready, or RuntimeError / WorkerFailure saying why not
+            _spool = spool
+            return None, True
+        except Exception as error:
+            _unavailable = f"{type(error).__name__}: {error}"
+            logger.error("autograder: this worker cannot start the sandbox and grades nothing "
+                         "(restart it once this is fixed): %s", _unavailable)
+            return _unavailable, True
 
 
 def _slot():
@@ -103,11 +151,15 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
     if resume.kit_digest() != kit:
         raise KitMismatch(f"this worker ({os.uname().nodename}, pid {os.getpid()}) runs another "
                           "version of the kit than the client; install the same kit on every worker")
+    reason, _ = start_sandbox()  # started by SandboxPlugin: only a task run without it starts it
+    if reason is not None:
+        raise SandboxUnavailable(f"this worker ({os.uname().nodename}, pid {os.getpid()}) cannot "
+                                 f"start the sandbox: {reason}")
     folder = None
     try:
         path = None
         if data is not None:
-            folder = tempfile.mkdtemp(dir=_ensure_spool())
+            folder = tempfile.mkdtemp(dir=_spool)
             path = Path(folder) / name
             path.write_bytes(data)
         submission = Submission(student, assignment, path, problem)
@@ -147,10 +199,31 @@ class DaskGrading:
                 raise ConnectionError(f"cannot reach the Dask scheduler {scheduler} within {seconds:g} s "
                                       f"(--scheduler-timeout): {error}") from None
         self.client.register_plugin(SandboxPlugin(), name=SandboxPlugin.name)
+        self._told = set()  # the workers whose broken sandbox this client has reported
+
+    def tell_broken_workers(self, lang):
+        """Print, once per worker, why a worker of this cluster cannot start its sandbox (the
+        event its ``SandboxPlugin`` logged): such a worker grades nothing."""
+        try:
+            events = self.client.get_events(RESOURCE)
+            present = set(self.client.scheduler_info(n_workers=-1)["workers"])
+        except Exception:  # a scheduler that does not answer: the deadlines speak for it
+            return
+        for _, event in events:
+            worker = event.get("worker")
+            if worker in self._told or worker not in present:
+                continue
+            self._told.add(worker)
+            print(bilingual(
+                f"peringatan: pekerja Dask {worker} ({event.get('host')}) tidak dapat menjalankan "
+                f"sandbox dan tidak menilai apa pun: {event.get('reason')}",
+                f"warning: Dask worker {worker} ({event.get('host')}) cannot start the sandbox and "
+                f"grades nothing: {event.get('reason')}")[lang], file=sys.stderr, flush=True)
 
     def grade_many(self, submissions, plan):
         """Yield each submission's record as its task finishes (completion order)."""
         kit = resume.kit_digest()
+        self.tell_broken_workers(plan.language)
         futures = {}
         for submission in submissions:
             data, problem = None, submission.problem
@@ -163,7 +236,7 @@ class DaskGrading:
             future = self.client.submit(
                 grade_remote, submission.student, submission.assignment,
                 Path(submission.path).name if submission.path else None, data, problem, plan, kit,
-                pure=False, retries=1, key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
+                pure=False, retries=1, resources={RESOURCE: 1}, key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
             futures[future] = submission
         try:
             for future, reason in self._as_finished(futures, plan):
@@ -210,6 +283,7 @@ class DaskGrading:
                 continue
             if now - looked >= LOOK_SECONDS:  # a question to the scheduler: not every poll
                 looked = now
+                self.tell_broken_workers(plan.language)
                 running = self._running({f.key for f in pending})
                 for key, worker in running.items():
                     if started.get(key, (None,))[0] != worker:  # new, or retried elsewhere

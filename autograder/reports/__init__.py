@@ -12,7 +12,7 @@ records (``autograder.records``), never from live objects.
 from autograder.reports.files import (gradebook_csv, read_record, results_json, summary,
                                       write_batch, write_student)
 from autograder.reports.markdown import feedback_md
-from autograder.reports.words import WORDS, fmt, student_folder, write_atomic
+from autograder.reports.words import WORDS, fmt, no_grade, not_graded, student_folder, write_atomic
 
-__all__ = ["WORDS", "feedback_md", "fmt", "gradebook_csv", "read_record", "results_json",
-           "student_folder", "summary", "write_atomic", "write_batch", "write_student"]
+__all__ = ["WORDS", "feedback_md", "fmt", "gradebook_csv", "no_grade", "not_graded", "read_record",
+           "results_json", "student_folder", "summary", "write_atomic", "write_batch", "write_student"]

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from autograder.reports import similarity, svg
 from autograder.reports.feedback_html import escape, page, text
-from autograder.reports.words import fmt, student_folder, write_atomic
+from autograder.reports.words import fmt, not_graded, student_folder, write_atomic
 from autograder.texts import clean
 
 WORDS = {
@@ -118,6 +118,7 @@ def numbers(batch, similar=None, similarity_error=None):
             "max_score": r.max_score, "status": s, "failed": r.failed_ids,
             "problems": [clean(p["en"]) for p in r.problems],
             "diagnoses": [d.mistake for d in r.diagnoses], "execution_time": r.execution_time,
+            **({"not_graded": clean(why)} if (why := not_graded(r, batch.language)) else {}),
         } for r, s in zip(results, statuses)],
         "time": {"per_student": {"mean": round(statistics.fmean(times), 3) if times else None,
                                  "max": max(times) if times else None},
@@ -255,8 +256,8 @@ def _students(data, words):
            f"<th>{escape(words['problems'])}</th><th>{escape(words['time'])}</th></tr>"]
     for s in data["students"]:
         failed = ", ".join(f"<code>{escape(c)}</code>" for c in s["failed"]) or words["none"]
-        if s["status"] == "not_graded":
-            failed = escape(words["all_skipped"])
+        if s["status"] == "not_graded":  # why nothing was graded: "notebook broken: ..."
+            failed = f'<b class="bad">{text(s.get("not_graded") or words["all_skipped"])}</b>'
         elif len(s["failed"]) > 6:
             failed = (f"<details><summary>{len(s['failed'])} {escape(words['checks'])}</summary>"
                       f"{failed}</details>")

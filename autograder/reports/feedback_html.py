@@ -15,7 +15,7 @@ import re
 
 from autograder.reports import svg
 from autograder.records import to_fix
-from autograder.reports.words import WORDS, by_target, fmt, skipped
+from autograder.reports.words import NOT_GRADED, WORDS, by_target, fmt, not_graded, other_problems, skipped
 from autograder.texts import clean
 
 WORDS_HTML = {
@@ -74,7 +74,7 @@ max-width:1100px;padding:1.2em;color:#1b1f24;line-height:1.45}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #d0d7de}
 table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #d0d7de;padding:.25em .6em;
 text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
-.ok{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}.muted{color:#57606a}
+.ok{color:#1a7f37;font-weight:bold}.bad{color:#cf222e;font-weight:bold}.not-graded{border-left:4px solid #cf222e;padding:.3em .8em;background:#fff5f5}.muted{color:#57606a}
 code{background:#f6f8fa;padding:.05em .3em;border-radius:4px;font-size:.95em}
 .diagnosis{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5em .8em}
 figure{margin:1em 0;overflow-x:auto}figure svg{max-width:100%;height:auto}
@@ -123,7 +123,12 @@ def feedback_html(result, lang, title=None):
            f"<li><b>{escape(words['source'])}:</b> {source}</li>",
            f"<li><b>{escape(words['score'])}: {fmt(result.score)}/{fmt(result.max_score)}</b></li>",
            "</ul>"]
-    out += problems_html(result, lang)
+    headline = not_graded(result, lang)
+    if headline:  # nothing was graded: say so first, and why
+        what, _, why = headline.partition(": ")
+        out.append(f'<p class="not-graded"><b>{escape(what[:1].upper() + what[1:])}:</b> {text(why)}<br>'
+                   f"{escape(NOT_GRADED[lang]['none_ran'])}</p>")
+    out += problems_html(result, lang, other_problems(result))
     for target, outcomes in by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
         out.append(f'<h2 id="{escape(target)}"><code>{escape(target)}</code>: '
@@ -134,12 +139,14 @@ def feedback_html(result, lang, title=None):
     return page(heading, "\n".join(out), lang)
 
 
-def problems_html(result, lang):
-    if not result.problems:
+def problems_html(result, lang, problems=None):
+    """The loading problems (``problems``: those of them to show; default all) as a list."""
+    problems = result.problems if problems is None else problems
+    if not problems:
         return []
     words = WORDS[lang]
     return ([f"<h2>{escape(words['problems'])}</h2>", "<ul>"]
-            + [f"<li>{text(problem[lang])}</li>" for problem in result.problems] + ["</ul>"])
+            + [f"<li>{text(problem[lang])}</li>" for problem in problems] + ["</ul>"])
 
 
 def target_html(result, target, outcomes, lang, with_pictures=True):

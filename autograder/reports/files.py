@@ -17,7 +17,8 @@ from pathlib import Path
 
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.markdown import feedback_md
-from autograder.reports.words import WORDS, explained_by, fmt, skipped, student_folder, write_atomic
+from autograder.reports.words import (NOT_GRADED, WORDS, explained_by, fmt, not_graded, other_problems, skipped,
+                                      student_folder, write_atomic)
 from autograder.texts import clean
 
 
@@ -36,11 +37,10 @@ def results_json(result, lang, title=None):
                        **({"diagnosis": explained[o.check.id].mistake} if o.check.id in explained else {})},
     } for o in result.outcomes]
     lines = [words["summary"].format(score=fmt(result.score), max=fmt(result.max_score))]
-    lines += [f"- {problem[lang]}" for problem in result.problems]
-    if result.status == "not_graded":
-        lines.append(words["none_loaded"])
-        reasons = {o.message[lang] for o in result.outcomes if o.message and o.message not in result.problems}
-        lines += [f"- {reason}" for reason in sorted(reasons)]
+    headline = not_graded(result, lang)
+    if headline:  # first, before any detail: nothing was graded, and why
+        lines += [headline, NOT_GRADED[lang]["none_ran"]]
+    lines += [f"- {problem[lang]}" for problem in other_problems(result)]
     for diagnosis in result.diagnoses:
         lines.append(f"{words['diagnosis']} ({diagnosis.target}): {diagnosis.title[lang]}")
     data = {

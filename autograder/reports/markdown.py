@@ -5,7 +5,8 @@ nothing outside our own code spans can form a link, an image or HTML."""
 from pathlib import Path
 
 from autograder.records import to_fix
-from autograder.reports.words import WORDS, by_target, fmt, inline, skipped, table_cell
+from autograder.reports.words import (NOT_GRADED, WORDS, by_target, fmt, inline, not_graded, other_problems,
+                                      skipped, table_cell)
 from autograder.texts import code_span
 
 
@@ -16,9 +17,15 @@ def feedback_md(result, lang, title=None):
            f"- **{words['student']}:** {inline(result.student)}",
            f"- **{words['source']}:** {source}",
            f"- **{words['score']}: {fmt(result.score)}/{fmt(result.max_score)}**", ""]
-    if result.problems:
+    headline = not_graded(result, lang)
+    if headline:  # nothing was graded: say so first, and why
+        what, _, why = headline.partition(": ")
+        out += [f"**{inline(what[:1].upper() + what[1:])}:** {inline(why)}", "",
+                NOT_GRADED[lang]["none_ran"], ""]
+    problems = other_problems(result)
+    if problems:
         out += [f"## {words['problems']}", ""]
-        out += [f"- {inline(problem[lang])}" for problem in result.problems] + [""]
+        out += [f"- {inline(problem[lang])}" for problem in problems] + [""]
     for target, outcomes in by_target(result.outcomes).items():
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
         diagnosis, elsewhere = result.diagnosis_for(target), result.explained_elsewhere(target)

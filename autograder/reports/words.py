@@ -16,7 +16,6 @@ WORDS = {
         "fix": "Yang perlu diperbaiki", "look": "Petunjuk", "skipped": "Dilewati",
         "all_passed": "Semua pemeriksaan lulus.", "no_file": "(tidak ada)",
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
-        "none_loaded": "Tidak ada pemeriksaan yang dapat dijalankan.",
         "diagnosis": "Kesalahan yang dikenali", "because": "Gagal karena kesalahan ini",
         "elsewhere": "Akibat kesalahan yang dikenali di {part}",
     },
@@ -26,11 +25,68 @@ WORDS = {
         "fix": "What to fix", "look": "Where to look", "skipped": "Skipped",
         "all_passed": "All checks passed.", "no_file": "(none)",
         "error": "Internal autograder error", "summary": "Score {score}/{max}.",
-        "none_loaded": "No check could run.",
         "diagnosis": "Recognised mistake", "because": "Failed because of this mistake",
         "elsewhere": "Caused by the mistake recognised in {part}",
     },
 }
+
+
+# What happened to a submission no check could run on, first in the line that says why.
+NOT_GRADED = {
+    "id": {"broken": "notebook rusak", "file": "berkas tidak terbaca", "missing": "tidak ada pengumpulan",
+           "other": "tidak dinilai", "grader_error": "kesalahan autograder",
+           "none_ran": "Tidak ada pemeriksaan yang dapat dijalankan: perbaiki dan kumpulkan lagi."},
+    "en": {"broken": "notebook broken", "file": "file unreadable", "missing": "no submission",
+           "other": "not graded", "grader_error": "autograder error",
+           "none_ran": "No check could run: fix it and submit again."},
+}
+# A loading problem that already says "notebook broken" (messages.LOAD_PROBLEMS["bad_notebook"])
+# is not said twice: "notebook broken: not valid JSON ..." rather than "notebook broken: The
+# notebook is broken (not valid JSON ...)".
+_SAYS_BROKEN = {"id": re.compile(r"(?i)^notebook rusak\s*"), "en": re.compile(r"(?i)^(the )?notebook (is )?broken\s*")}
+
+
+def not_graded(result, lang):
+    """Why no check of ``result`` could run, as one line that starts with what happened:
+    "notebook broken: <reason>", "no submission: <reason>", "file unreadable: <reason>" or "not
+    graded: <reason>" (the code loaded but no worker could run it). None for a record whose
+    checks ran (its status is not ``not_graded``)."""
+    if result.status != "not_graded":
+        return None
+    words = NOT_GRADED[lang]
+    reason = next((o.message for o in result.outcomes if o.message), None)
+    if reason is None:
+        return words["other"]
+    if reason not in result.problems:  # the loader read it; the sandbox could not run it
+        kind = "other"
+    elif result.source is None:
+        kind = "missing"
+    else:
+        kind = "broken" if str(result.source).lower().endswith(".ipynb") else "file"
+    text = " ".join(reason[lang].split())
+    if kind == "broken":
+        text = _SAYS_BROKEN[lang].sub("", text, count=1)
+        if text.startswith("(") and ")" in text:  # "(not valid JSON ...); open it ..."
+            inside, after = text[1:].split(")", 1)
+            text = inside + after
+    return f"{words[kind]}: {text}"
+
+
+def other_problems(result):
+    """The loading problems of ``result`` that ``not_graded``'s line does not already say."""
+    if result.status != "not_graded":
+        return list(result.problems)
+    reason = next((o.message for o in result.outcomes if o.message), None)
+    return [p for p in result.problems if p != reason]
+
+
+def no_grade(result, lang):
+    """Why ``result`` has no grade to put in a gradebook, or None when it has one: nothing
+    could be graded (``not_graded``), or the grader itself failed on it (``grader_error``)."""
+    if result.status == "grader_error" and not result.report_error:
+        messages = dict.fromkeys(" ".join(o.message[lang].split()) for o in result.grader_errors if o.message)
+        return f"{NOT_GRADED[lang]['grader_error']}: {'; '.join(messages) or WORDS[lang]['error']}"
+    return not_graded(result, lang)
 
 
 def fmt(number):
