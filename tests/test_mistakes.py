@@ -218,7 +218,7 @@ def test_explains_names_only_failed_checks_of_the_kinds_the_mistake_causes():
 def _search_ctx(check_id="mha.sizes"):
     plan = PLANS["attention"]
     return SimpleNamespace(StudentError=StudentError, plan=plan, chapter=plan.chapter, hidden=plan.hidden,
-                           check=SimpleNamespace(id=check_id))
+                           avoid=plan.hidden, check=SimpleNamespace(id=check_id))
 
 
 def _run_search(evaluate, valid=lambda c: True, edges=(), examples=10):

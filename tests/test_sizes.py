@@ -17,19 +17,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _ctx(plan, check_id="mha.sizes"):
     return SimpleNamespace(plan=plan, chapter=plan.chapter, hidden=plan.hidden,
-                           check=SimpleNamespace(id=check_id))
+                           avoid=getattr(plan, "sizes_to_avoid", plan.hidden), check=SimpleNamespace(id=check_id))
 
 
 def test_the_hidden_sizes_are_avoided_and_the_seed_is_the_same_through_the_graders_watch():
-    """grading hands checks a watched view of the plan (to hide hidden sizes in messages); the
+    """grading hands checks a watched view of the plan (to hide what the student wrote at hidden sizes); the
     search must still see every hidden number, and its seed must not depend on that view."""
     plan = plans.load("attention")
-    watched = _ctx(grader._WatchedPlan(plan))
+    watched_plan = grader._WatchedPlan(plan)
+    watched = _ctx(watched_plan)
     hidden = plan.hidden
     assert search.hidden_numbers(watched) == frozenset(
         [hidden.d_model, hidden.num_heads, hidden.d_ff, hidden.batch, hidden.length,
          hidden.decoder_length, hidden.d_model // hidden.num_heads])
     assert search.seed_of(watched) == search.seed_of(_ctx(plan))
+    # kept away from, never sent: reading them so does not count as using the hidden sizes
+    assert not watched_plan.used_hidden
     assert search.seed_of(_ctx(plan, "sdpa.sizes")) != search.seed_of(_ctx(plan))
 
 
@@ -47,10 +50,10 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
             requests.setdefault(current[0], []).append(ops)
         return real_request(self, message, timeout)
 
-    def run_one(session, check, plan, loaded, *recorded):
+    def run_one(session, check, plan, loaded, *recorded, **options):
         current[0] = check.id
         try:
-            return real_run_one(session, check, plan, loaded, *recorded)
+            return real_run_one(session, check, plan, loaded, *recorded, **options)
         finally:
             current[0] = None  # what follows the checks (diagnoses, pictures) counts apart
 

@@ -49,6 +49,9 @@ class Context:
         self.check = check
         self.chapter = plan.chapter
         self.hidden = plan.hidden
+        # The hidden sizes, read only to keep away from them (an input of another size): a
+        # check that reads ``hidden`` sends them to the worker, one that reads ``avoid`` does not.
+        self.avoid = getattr(plan, "sizes_to_avoid", plan.hidden)
         self.reference = targets.REFERENCES
         self._generator = torch.Generator().manual_seed(zlib.crc32(check.id.encode()))
         self.recorded = []  # what the check's recordings claim (verification.Recorded): verified later

@@ -266,7 +266,7 @@ def dec_sensitivity(ctx):
 
 
 @check("dec.param_count", assignment="decoder", target=DEC, category="param_count", points=2,
-       needs=("dec.construct", "dec.sensitivity"),
+       reads_hidden=True, needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Jumlah parameter (3344 untuk 16/4/32)",
                        "Parameter count (3344 for 16/4/32)"),
        hint=bilingual("2 × 1088 (self dan cross attention) + 1072 (FFN) + 3 × 32 (LayerNorm) = 3344.",
@@ -429,7 +429,7 @@ def dec_float64(ctx):
 
 
 @check("dec.hidden_config", assignment="decoder", target=DEC, category="hidden_config", points=2,
-       needs=("dec.construct", "dec.sensitivity"),
+       reads_hidden=True, needs=("dec.construct", "dec.sensitivity"),
        title=bilingual("Benar pada ukuran lain (tersembunyi)",
                        "Correct on other (hidden) sizes"),
        hint=bilingual("Jangan menulis ukuran secara tetap; mask kausal harus berukuran Tdec dari masukan.",

@@ -60,7 +60,7 @@ def pe_sensitivity(ctx):
        needs=("pe.present", "pe.sensitivity"),
        title=bilingual("Bentuk (length, d_model)", "Shape (length, d_model)"), hint=HINT_PE)
 def pe_shape(ctx):
-    other = next(d for d in (10, 12, 14) if d not in (ctx.hidden.d_model, ctx.chapter.d_model))
+    other = next(d for d in (10, 12, 14) if d not in (ctx.avoid.d_model, ctx.chapter.d_model))
     for length, d_model in ((ctx.chapter.length, ctx.chapter.d_model), (11, other)):
         ctx.tensor(ctx.call(PE, length, d_model), f"positional_encoding({length}, {d_model})",
                    shape=(length, d_model))
@@ -138,8 +138,8 @@ def ffn_sensitivity(ctx):
        hint=bilingual("(16·32 + 32) + (32·16 + 16) = 1072.", "(16·32 + 32) + (32·16 + 16) = 1072."))
 def ffn_param_count(ctx):
     # sizes other than the chapter's, never course.toml's hidden ones (messages show them)
-    other = (next(d for d in (10, 12, 14) if d not in (ctx.hidden.d_model, ctx.chapter.d_model)),
-             next(f for f in (22, 26, 30) if f not in (ctx.hidden.d_ff, ctx.chapter.d_ff)))
+    other = (next(d for d in (10, 12, 14) if d not in (ctx.avoid.d_model, ctx.chapter.d_model)),
+             next(f for f in (22, 26, 30) if f not in (ctx.avoid.d_ff, ctx.chapter.d_ff)))
     for d_model, d_ff in ((ctx.chapter.d_model, ctx.chapter.d_ff), other):  # messages show them
         obj = ctx.new(FFN, d_model, d_ff)
         expect_param_count(ctx, obj, ffn_parameters(d_model, d_ff), f"FeedForward({d_model}, {d_ff})")

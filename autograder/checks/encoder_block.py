@@ -212,7 +212,7 @@ def enc_sensitivity(ctx):
 
 
 @check("enc.param_count", assignment="encoder", target=ENC, category="param_count", points=2,
-       needs=("enc.construct", "enc.sensitivity"),
+       reads_hidden=True, needs=("enc.construct", "enc.sensitivity"),
        title=bilingual("Jumlah parameter (2224 untuk 16/4/32)",
                        "Parameter count (2224 for 16/4/32)"),
        hint=bilingual("1088 (attention) + 1072 (FFN) + 64 (dua LayerNorm) = 2224.",
@@ -418,7 +418,7 @@ def enc_float64(ctx):
 
 
 @check("enc.hidden_config", assignment="encoder", target=ENC, category="hidden_config", points=2,
-       needs=("enc.construct", "enc.sensitivity"),
+       reads_hidden=True, needs=("enc.construct", "enc.sensitivity"),
        title=bilingual("Benar pada ukuran lain (tersembunyi)",
                        "Correct on other (hidden) sizes"),
        hint=bilingual("Jangan menulis ukuran secara tetap; satu blok harus bisa dipakai untuk panjang "

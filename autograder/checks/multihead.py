@@ -146,8 +146,9 @@ def mha_divisibility_error(ctx):
 
 
 @check("mha.param_count", assignment="attention", target=MHA, category="param_count", points=2,
-       needs=("mha.construct", "mha.sensitivity"), title=bilingual("Jumlah parameter (1088 untuk d_model=16)",
-                                                 "Parameter count (1088 for d_model=16)"),
+       reads_hidden=True, needs=("mha.construct", "mha.sensitivity"),
+       title=bilingual("Jumlah parameter (1088 untuk d_model=16)",
+                       "Parameter count (1088 for d_model=16)"),
        hint=bilingual("Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.",
                       "Four nn.Linear(d_model, d_model) with bias: 4 × (16·16 + 16) = 1088."))
 def mha_param_count(ctx):
@@ -268,7 +269,7 @@ def mha_mask_convention(ctx):
 
 
 @check("mha.hidden_config", assignment="attention", target=MHA, category="hidden_config", points=2,
-       needs=("mha.shape",),
+       reads_hidden=True, needs=("mha.shape",),
        title=bilingual("Benar pada ukuran lain (tersembunyi)", "Correct on other (hidden) sizes"),
        hint=bilingual("Jangan menulis ukuran secara tetap (16, 4, 5, ...): ambil dari argumen dan dari "
                       "bentuk masukan. Satu objek harus bisa dipakai untuk panjang urutan berbeda.",

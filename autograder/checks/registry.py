@@ -19,6 +19,10 @@ The rule a check follows:
   student. An error raised by the student's code fails the check with that error; any other
   exception is a fault of the grader, reported to the instructor.
 - It runs only when every check in ``needs`` passed; those are declared before it.
+- A check that sends the course's hidden sizes to the worker declares ``reads_hidden=True``: the
+  grader runs those after the others, and shows nothing the student's code wrote while they ran
+  (``grading.grader``), so the hidden sizes never reach a report. A check that reads them only to
+  keep its inputs away from them reads ``ctx.avoid`` instead of ``ctx.hidden``.
 - Points go to code that computes (the gate). Every target has exactly one check of category
   ``sensitivity``, its *gate*, declared right after the checks that only read the definition
   (``*.present``, ``*.construct``), which it needs. The gate *measures* against the reference
@@ -113,6 +117,7 @@ class Check(CheckInfo):
 
     needs: tuple  # ids of checks that must pass first
     run: Callable  # run(ctx): returns to pass, fail(...) to fail
+    reads_hidden: bool = False  # it sends the hidden sizes to the worker (run after the others)
 
     @property
     def info(self):
@@ -147,7 +152,7 @@ def fail(message):
 REGISTRY: dict = {}
 
 
-def check(check_id, *, assignment, target, category, points, title, hint, needs=()):
+def check(check_id, *, assignment, target, category, points, title, hint, needs=(), reads_hidden=False):
     declared_target = targets.TARGETS.get(target)
     if declared_target is None:
         raise ValueError(f"{check_id}: its target {target!r} is not declared (checks/targets.py)")
@@ -163,7 +168,7 @@ def check(check_id, *, assignment, target, category, points, title, hint, needs=
 
     def register(function):
         REGISTRY[check_id] = Check(check_id, assignment, target, category, float(points),
-                                   title, hint, tuple(needs), function)
+                                   title, hint, tuple(needs), function, reads_hidden)
         return function
 
     return register

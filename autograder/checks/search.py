@@ -258,7 +258,7 @@ class Search:
 def seed_of(ctx):
     """From the course (the assignment and its sizes) and the check: one report per submission."""
     course = json.dumps([ctx.plan.name if hasattr(ctx.plan, "name") else "", numbers_of(ctx.chapter),
-                         numbers_of(ctx.hidden), ctx.check.id], sort_keys=True)
+                         numbers_of(ctx.avoid), ctx.check.id], sort_keys=True)
     return zlib.crc32(course.encode())
 
 
@@ -273,7 +273,7 @@ def randn_float32(generator, *shape):
 def hidden_numbers(ctx):
     """Every number of course.toml's hidden sizes (d_k included). No configuration here holds
     one anywhere (1 excepted: an edge every list has), so no message can show one, in any role."""
-    h = ctx.hidden
+    h = ctx.avoid
     return frozenset(numbers_of(h).values()) | {h.d_model // h.num_heads}
 
 

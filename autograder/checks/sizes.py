@@ -5,10 +5,9 @@ The contract says every size >= 1 is valid input. Each check here searches its t
 declared ``SizeSpace`` (``targets.py``: fixed edge configurations, a batch of one, one token,
 Tq != Tk, one head, d_k = 1, a long sequence, then configurations Hypothesis generates) with the
 generic search of ``search.py``; this module says how one configuration is called and judged.
-Generated sizes can be shown, but no number equal to one of course.toml's hidden sizes is ever
-generated or used as an edge (1 excepted), in any role, so none of them appears in a message (and
-grading's masking of such numbers, which applies since these checks read the hidden sizes to
-avoid them, changes nothing). Passing costs at most about 15 worker requests per check.
+Generated sizes can be shown, and so can what the student's code writes there: no number equal to
+one of course.toml's hidden sizes is ever generated or used as an edge (1 excepted), in any role
+(the checks read them through ``ctx.avoid``, which sends nothing to the worker). Passing costs at most about 15 worker requests per check.
 
 MultiHeadAttention is graded around its own scaled_dot_product_attention when it calls it (as
 ``mha.numeric`` is: that function's bug is charged to its own checks and ``mha.integration``).

@@ -12,7 +12,7 @@ from autograder import loading
 from autograder.checks import diagnosis, pictures, targets, verification
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
-from autograder.grading.messages import (hide_hidden_sizes, load_problem, scrub_message, student_error,
+from autograder.grading.messages import (AT_HIDDEN_SIZES, load_problem, scrub_message, student_error,
                                         worker_failure)
 from autograder.records import Outcome, StudentResult
 from autograder.sandbox.process import Limits, StudentError, WorkerFailure
@@ -51,12 +51,12 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         startup_timeout=limits.startup_timeout, request_timeout=limits.request_timeout,
         max_restarts=limits.max_restarts, slot=slot)
     try:
-        outcomes = _run_checks(session, plan, started, loaded)
+        outcomes, recorded, drawn = _run_checks(session, plan, started, loaded)
         if session.load_info:
             problems.extend(student_error(e, e["origin"], loaded=loaded)
                             for e in session.load_info["errors"])
         diagnoses = _advisory(diagnosis.diagnose, session, plan, outcomes, started)
-        drawn = _advisory(pictures.collect, session, plan, outcomes, started)
+        outcomes = _verified(session, plan, outcomes, recorded)
     finally:
         session.close()
     return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn)
@@ -70,23 +70,36 @@ def grader_fault(submission, plan):
 
 
 def _run_checks(session, plan, started, loaded):
+    """(outcomes in the plan's order, what their recordings claim, pictures). The checks that
+    send the hidden sizes to the worker (and those that need them) run last: until then the
+    worker has never seen them, and the pictures (the student's own numbers) are drawn then."""
     try:
         session.load()
     except WorkerFailure as failure:
         reason = worker_failure(failure)
-        return [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks]
-    outcomes, recorded = {}, {}
+        return [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks], {}, ()
+    late = set()
     for check in plan.checks:
-        blocked = [n for n in check.needs if not outcomes[n].passed]
-        if blocked:
-            outcomes[check.id] = _skipped_for(check, blocked)
-        elif time.monotonic() - started > plan.limits.submission_timeout:
-            outcomes[check.id] = Outcome(check.info, "skipped", 0.0, bilingual(
-                "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
-                "Skipped: the time limit for the whole submission ran out."))
-        else:
-            outcomes[check.id] = _run_one(session, check, plan, loaded, recorded)
-    return _verified(session, plan, outcomes, recorded)
+        if check.reads_hidden or any(need in late for need in check.needs):
+            late.add(check.id)
+    outcomes, recorded = {}, {}
+    for phase in ("public", "hidden"):
+        if phase == "hidden":
+            drawn = _advisory(pictures.collect, session, plan, list(outcomes.values()), started)
+        for check in plan.checks:
+            if (check.id in late) != (phase == "hidden"):
+                continue
+            blocked = [n for n in check.needs if not outcomes[n].passed]
+            if blocked:
+                outcomes[check.id] = _skipped_for(check, blocked)
+            elif time.monotonic() - started > plan.limits.submission_timeout:
+                outcomes[check.id] = Outcome(check.info, "skipped", 0.0, bilingual(
+                    "Dilewati: batas waktu total untuk satu pengumpulan sudah habis.",
+                    "Skipped: the time limit for the whole submission ran out."))
+            else:
+                outcomes[check.id] = _run_one(session, check, plan, loaded, recorded,
+                                              fresh_after_hidden=phase == "public")
+    return [outcomes[c.id] for c in plan.checks], recorded, drawn
 
 
 def _skipped_for(check, blocked):
@@ -99,6 +112,7 @@ def _verified(session, plan, outcomes, recorded):
     """The outcomes once the recorded sub-layer calls of the checks that passed are verified
     (``checks.verification``): a check whose recordings a fresh worker does not reproduce
     fails, and the checks that needed it are skipped."""
+    outcomes = {o.check.id: o for o in outcomes}
     passed = {check_id: claims for check_id, claims in recorded.items() if outcomes[check_id].passed}
     try:
         failed = verification.unverified(session, passed) if passed else {}
@@ -116,9 +130,11 @@ def _verified(session, plan, outcomes, recorded):
     return list(outcomes.values())
 
 
-def _run_one(session, check, plan, loaded, recorded=None):
+def _run_one(session, check, plan, loaded, recorded=None, fresh_after_hidden=True):
     """One check's outcome; what its recordings claim goes into ``recorded`` (check id ->
-    [verification.Recorded]) to be verified before it counts."""
+    [verification.Recorded]) to be verified before it counts. A check that turns out to send
+    the hidden sizes although it does not say so (``reads_hidden``) leaves the worker for a fresh
+    one (``fresh_after_hidden``), so that the checks after it run where they never were."""
     watched = _WatchedPlan(plan)
     try:
         ctx = Context(session, watched, check, loaded.stubs, defer_building=True)
@@ -126,16 +142,15 @@ def _run_one(session, check, plan, loaded, recorded=None):
         session.flush()  # what it built and did not use yet: that too is this check's
         if recorded is not None and ctx.recorded:
             recorded[check.id] = ctx.recorded
-    except CheckFailed as failed:  # on hidden sizes, say what is wrong but not the sizes
-        message = hide_hidden_sizes(failed.message, plan.hidden) if watched.used_hidden else failed.message
-        return Outcome(check.info, "failed", 0.0, message)
-    except StudentError as error:  # on hidden sizes, its numbers would show them
+    except CheckFailed as failed:  # on hidden sizes, nothing the student's code could shape
+        return Outcome(check.info, "failed", 0.0, AT_HIDDEN_SIZES if watched.used_hidden else failed.message)
+    except StudentError as error:  # on hidden sizes, its text could spell them: where only
         return Outcome(check.info, "failed", 0.0, student_error(
             {"type": error.type, "message": error.message, "where": error.where},
             hidden=watched.used_hidden, loaded=loaded))
     except WorkerFailure as failure:
         status = "timeout" if failure.kind == "timeout" else "failed"
-        return Outcome(check.info, status, 0.0, worker_failure(failure))
+        return Outcome(check.info, status, 0.0, worker_failure(failure, hidden=watched.used_hidden))
     except Exception:  # a fault of the grader itself: report it, keep grading
         print(f"grader error in check {check.id}:\n{traceback.format_exc()}", file=sys.stderr)
         return Outcome(check.info, "error", 0.0, bilingual(
@@ -143,6 +158,8 @@ def _run_one(session, check, plan, loaded, recorded=None):
             "Internal autograder error in this check; please tell the instructor."))
     finally:
         session.discard_deferred()
+        if watched.used_hidden and fresh_after_hidden:
+            session.fresh_worker()
     return Outcome(check.info, "passed", check.points)
 
 
@@ -184,6 +201,11 @@ class _WatchedPlan:
     @property
     def hidden(self):
         return _WatchedSizes(self._plan.hidden, self)
+
+    @property
+    def sizes_to_avoid(self):
+        """The hidden sizes, to keep inputs away from them (not sent to the worker)."""
+        return self._plan.hidden
 
 
 class _WatchedSizes:

@@ -140,10 +140,25 @@ def _tampered(code, grade_id, kind, names):
 
 
 _FRAME = re.compile(r"^(?P<origin>.*?), line (?P<line>\d+)(?:, in (?P<name>.*))?$")
-# A number in a message, not part of a name (l1, ln2, wq keep theirs).
-_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _NAME_ERROR = re.compile(r"name '(?P<name>\w+)' is not defined")
 UNPRINTABLE = "<unprintable message>"
+
+
+def _static_frames(where, loaded):
+    """The frames that name a cell of the submission and a name written in it: what the code's
+    text fixes, not what it made while running (a function compiled under a name or file name
+    it built from its inputs could spell them)."""
+    if loaded is None:
+        return []
+    code = {chunk["origin"]: chunk["code"] for chunk in loaded.chunks}
+    kept = []
+    for frame in where or []:
+        match = _FRAME.match(str(frame))
+        if match and match["origin"] in code and (
+                not match["name"] or match["name"].startswith("<")
+                or re.search(rf"\b{re.escape(match['name'])}\b", code[match["origin"]])):
+            kept.append(frame)
+    return kept
 
 
 def _frames(where):
@@ -166,28 +181,19 @@ def _frames(where):
     return bilingual("; ".join(shown_id), "; ".join(shown_en)), last
 
 
-def hide_hidden_sizes(message, sizes):
-    """A check's own message (a Bilingual) with every whole number that is one of the hidden
-    sizes (or the hidden d_k) replaced by "…"; other numbers (differences, chapter sizes) stay."""
-    secret = {str(v) for v in vars(sizes).values()} | {str(sizes.d_model // sizes.num_heads)}
-
-    def hide(text):
-        return _WHOLE_NUMBER.sub(lambda m: "…" if m.group(0) in secret else m.group(0), text)
-
-    return message.map(hide)
-
-
-_WHOLE_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.]|\.\d)")
-
-
-def hide_sizes(message):
-    """The message with its numbers replaced by "…" (they may be the hidden sizes)."""
-    return _NUMBER.sub("…", message)
+AT_HIDDEN_SIZES = bilingual(
+    "Salah pada ukuran tersembunyi (ukuran lain daripada ukuran bab). Rinciannya tidak ditampilkan "
+    "agar ukuran itu tetap rahasia; pemeriksaan lain untuk bagian ini (pada ukuran bab dan pada "
+    "ukuran yang dicoba) memberi rinciannya.",
+    "Wrong at the hidden sizes (sizes other than the chapter's). The details are not shown, so that "
+    "those sizes stay secret; this part's other checks (at the chapter's sizes and on the sizes "
+    "tried) give the details.")
 
 
 def student_error(error, origin=None, hidden=False, loaded=None):
     """An exception raised by the student's code, as plain text. ``hidden``: the check ran on
-    the hidden sizes, so the numbers in the message are not shown. ``loaded`` (the loader's
+    the hidden sizes, so nothing the student's code wrote is shown (its message and even its
+    exception's name could spell them), only where it raised. ``loaded`` (the loader's
     LoadedCode) names an unfinished helper stub or a name from a module missing when grading."""
     where, last = _frames(error.get("where"))
     if not where.id and origin is not None:
@@ -195,9 +201,15 @@ def student_error(error, origin=None, hidden=False, loaded=None):
     kind, message = str(error.get("type", "Error")), str(error.get("message", ""))
     if message == UNPRINTABLE:
         message = ""
-    if hidden:
-        message = hide_sizes(message)
     at = bilingual(f" ({where.id})", f" ({where.en})") if where.id else bilingual("", "")
+    if hidden:
+        where, _ = _frames(_static_frames(error.get("where"), loaded))
+        at = bilingual(f" ({where.id})", f" ({where.en})") if where.id else bilingual("", "")
+        return bilingual(
+            f"Kode Anda melempar exception pada ukuran tersembunyi{at.id}. Pesannya tidak ditampilkan "
+            "(bisa membuka ukuran itu); coba kode Anda sendiri pada ukuran lain daripada ukuran bab.",
+            f"Your code raised an exception at the hidden sizes{at.en}. Its message is not shown (it "
+            "could reveal those sizes); try your code yourself at sizes other than the chapter's.")
     stub = None
     if loaded is not None and last is not None and kind == "NotImplementedError":
         stub = loaded.stub_sites.get(f"{last[0]}:{last[1]}")
@@ -222,8 +234,10 @@ def student_error(error, origin=None, hidden=False, loaded=None):
     return bilingual(f"Kode Anda melempar {text}{at.id}", f"Your code raised {text}{at.en}")
 
 
-def worker_failure(failure):
-    kind, detail = failure.kind, failure.detail
+def worker_failure(failure, hidden=False):
+    """What a worker's failure means for the student; ``hidden``: at the hidden sizes, where
+    nothing the worker said (an exit status, a reply's content) is shown."""
+    kind, detail = failure.kind, "…" if hidden else failure.detail
     if kind == "timeout":
         return bilingual("Melebihi batas waktu (kemungkinan loop tak berhenti atau komputasi terlalu berat).",
                          "Time limit exceeded (probably an endless loop or far too much work).")
