@@ -224,13 +224,14 @@ def test_a_missing_library_is_one_loading_problem_naming_it(graded):
 
 def test_errors_on_hidden_sizes_do_not_show_them(graded):
     """d_k hard-coded to the chapter's 4: on the hidden sizes .view() fails with a message
-    full of those sizes; the student sees the exception type and where, not the numbers."""
+    full of those sizes; the student sees the (built-in) exception type and where, not the
+    message."""
     result = graded["hardcoded_dk"]
     hidden = outcome(result, "mha.hidden_config")
     assert hidden.status == "failed"
     for lang in ("id", "en"):
         text = hidden.message[lang]
-        assert "RuntimeError" in text and "…" in text, text
+        assert "RuntimeError" in text and "invalid for input" not in text, text
         numbers = {int(n) for n in __import__("re").findall(r"(?<![\w.])\d+(?![\w.])",
                                                                text.split("(")[0])}
         sizes = plans.load("attention").hidden

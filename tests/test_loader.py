@@ -517,10 +517,15 @@ def test_student_errors_are_plain_localized_text():
     assert "sel 4, baris 18, di `forward`; sel 4, baris 9" in shown["id"]
     assert "cell 4, line 18, in `forward`; cell 4, line 9)" in shown["en"]
     assert "<module>" not in shown["en"] and "&lt;" not in shown["en"] and "[3, 4, 4, 8]" in shown["en"]
-    hidden = messages.student_error(error, hidden=True)
-    assert "RuntimeError" in hidden["en"] and "sel 4, baris 18" in hidden["id"]
-    assert not re.search(r"\b(3|4|8|288)\b", hidden["en"].split("(cell")[0]), hidden["en"]
-    assert "'[…, …, …, …]'" in hidden["en"]
+    # at the hidden sizes: a built-in exception's name and the places the cells' text fixes
+    # (forward is written in cell 4), never the message
+    loaded = load_text("def forward(self, x):\n    return x\n", "cell 4")
+    hidden = messages.student_error(error, hidden=True, loaded=loaded)
+    assert "RuntimeError" in hidden["en"] and "sel 4, baris 18" in hidden["id"], hidden["id"]
+    assert not re.search(r"\b(3|8|288)\b", hidden["en"]) and "invalid" not in hidden["en"], hidden["en"]
+    spelled = messages.student_error({**error, "type": "Size_twenty_four", "where": [
+        "cell 4, line 2, in raised_at_twenty_four", "cell 4, line 18, in forward"]}, hidden=True, loaded=loaded)
+    assert "twenty" not in spelled["en"] and "exception" in spelled["en"] and "line 18" in spelled["en"]
 
 
 def test_a_call_into_an_unfinished_helper_names_it():

@@ -1,5 +1,6 @@
 """Student-facing messages that are not tied to one check (loading, crashes, timeouts)."""
 
+import builtins
 import re
 
 from autograder.texts import bilingual
@@ -142,6 +143,8 @@ def _tampered(code, grade_id, kind, names):
 _FRAME = re.compile(r"^(?P<origin>.*?), line (?P<line>\d+)(?:, in (?P<name>.*))?$")
 _NAME_ERROR = re.compile(r"name '(?P<name>\w+)' is not defined")
 UNPRINTABLE = "<unprintable message>"
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
 
 
 def _static_frames(where, loaded):
@@ -205,11 +208,12 @@ def student_error(error, origin=None, hidden=False, loaded=None):
     if hidden:
         where, _ = _frames(_static_frames(error.get("where"), loaded))
         at = bilingual(f" ({where.id})", f" ({where.en})") if where.id else bilingual("", "")
+        name = kind if kind in BUILTIN_EXCEPTIONS else "exception"  # a class of its own could spell them
         return bilingual(
-            f"Kode Anda melempar exception pada ukuran tersembunyi{at.id}. Pesannya tidak ditampilkan "
+            f"Kode Anda melempar {name} pada ukuran tersembunyi{at.id}. Pesannya tidak ditampilkan "
             "(bisa membuka ukuran itu); coba kode Anda sendiri pada ukuran lain daripada ukuran bab.",
-            f"Your code raised an exception at the hidden sizes{at.en}. Its message is not shown (it "
-            "could reveal those sizes); try your code yourself at sizes other than the chapter's.")
+            f"Your code raised {name} at the hidden sizes{at.en}. Its message is not shown (it could "
+            "reveal those sizes); try your code yourself at sizes other than the chapter's.")
     stub = None
     if loaded is not None and last is not None and kind == "NotImplementedError":
         stub = loaded.stub_sites.get(f"{last[0]}:{last[1]}")
