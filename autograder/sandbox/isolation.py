@@ -48,6 +48,7 @@ import platform
 import resource
 import select
 import signal
+import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -593,7 +594,9 @@ def restart_in_neutral_tree(settings, control_fd, script_dir):
 def _fill_neutral_tree(root, mapping, handles, systems, links, scripts, hidden):
     read_only = MS_RDONLY | MS_NOSUID | MS_NODEV
     for host, neutral in sorted(mapping.items(), key=lambda item: len(item[1])):  # parents first
-        if os.path.isdir(host):
+        # the handle, not the path: the tree is built where the host's path may now be covered
+        # (a venv under /tmp, below the tmpfs this tree is being built in)
+        if stat.S_ISDIR(os.fstat(handles[host]).st_mode):
             os.makedirs(root + neutral, mode=0o755, exist_ok=True)
         else:
             _make_file(root + neutral)
