@@ -18,13 +18,23 @@ EXAMPLES = ROOT / "examples" / "submissions"
 SLOW_FIXTURES = {"attention_batch", "nbgrader"}
 
 
+# Session fixtures that several test files share: under pytest-xdist (pyproject.toml's addopts
+# run the suite on two processes) every test that uses one goes to the same process, so the
+# fixture is built once; any other test goes with the rest of its file.
+SHARED_SESSION_FIXTURES = ("nbgrader", "attention_batch")
+
+
 def pytest_collection_modifyitems(items):
     """``-m "not slow"`` (the quick loop) leaves out the tests marked ``@pytest.mark.slow``
-    (more than ~5 s on a quiet machine) and those that use a slow fixture."""
+    (more than ~5 s on a quiet machine) and those that use a slow fixture. Each test is given
+    its ``xdist_group`` (``--dist loadgroup``): a shared session fixture's, else its file's."""
     for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
         slow = SLOW_FIXTURES | set(getattr(getattr(item, "module", None), "SLOW_FIXTURES", ()))
-        if slow & set(getattr(item, "fixturenames", ())):
+        if slow & fixtures:
             item.add_marker(pytest.mark.slow)
+        shared = [name for name in SHARED_SESSION_FIXTURES if name in fixtures]
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.path.name))
 
 
 @contextlib.contextmanager
