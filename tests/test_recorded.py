@@ -19,6 +19,8 @@ ATTACKS = {
     "encoder_ffn_stash": ("encoder", ("enc.postln_wiring", "enc.preln_wiring")),
     "encoder_recorder_edit": ("encoder", ("enc.postln_wiring", "enc.preln_wiring")),
     "decoder_ffn_stash": ("decoder", ("dec.wiring",)),
+    # state kept from one call to the next: the check's own calls of the target are made again
+    "decoder_causality_stash": ("decoder", ("dec.causality",)),
 }
 GRADED = {}
 

@@ -17,13 +17,13 @@ import zlib
 import torch
 
 from autograder.checks import targets
-from autograder.checks.recorded import Records
-from autograder.checks.verification import Recorded
+from autograder.checks.recorded import Call, Records
+from autograder.checks.verification import SELF, Recorded
 from autograder.checks.verdicts import expect_float64_precision
-from autograder.checks.registry import CheckFailed, fail, label
+from autograder.checks.registry import COMPARES_CALLS, CheckFailed, fail, label
 from autograder.checks.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
-from autograder.sandbox.session import EncodedValues
+from autograder.sandbox.session import EncodedValues, SubModule
 from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
 
@@ -55,6 +55,7 @@ class Context:
         self.reference = targets.REFERENCES
         self._generator = torch.Generator().manual_seed(zlib.crc32(check.id.encode()))
         self.recorded = []  # what the check's recordings claim (verification.Recorded): verified later
+        self._calls = 0  # calls made through ``call`` (each gets its own seed)
 
     # -- inputs ------------------------------------------------------------------
     def randn(self, *shape, dtype=torch.float32, scale=1.0):
@@ -110,7 +111,44 @@ class Context:
         return self.session.new(name, *args, **kwargs)
 
     def call(self, target, *args, **kwargs):
-        return self.session.call(target, *args, **kwargs)
+        """Run the student's ``target`` on these arguments. The call starts from a seed of its
+        own and is remembered (``recorded``), so that a check that passes is only counted once
+        a fresh worker gives the same result from the same arguments (``checks.verification``):
+        what a module keeps from one call to the next cannot make two calls agree."""
+        seed = self._call_seed()
+        result = self.session.call_seeded(target, args, kwargs, seed)
+        self._owe_call(target, args, kwargs, result, seed)
+        return result
+
+    def _call_seed(self):
+        self._calls += 1
+        return (zlib.crc32(self.check.id.encode()) + 7919 * self._calls) % 2 ** 31
+
+    def _owe_recorded_call(self, target, args, kwargs, result, seed, records, modules, functions,
+                           standins):
+        """Remember a recording call of the target itself, to be made again in a fresh worker
+        as it was made (the same sub-layers recorded, each from the same seed, and the same
+        stand-ins offered: a sub-layer offered one works on copies of its inputs); not when a
+        stand-in replaced a sub-layer's result (the block ran on the grader's numbers)."""
+        if any(call.replaced for call in records.calls):
+            return
+        self._owe_call(target, args, kwargs, result, seed,
+                       {"modules": list(modules), "functions": list(functions), "standins": standins})
+
+    def _owe_call(self, target, args, kwargs, result, seed, record=None):
+        """Remember a call of the target itself, to be made again in a fresh worker, when the
+        check compares calls with each other (``registry.COMPARES_CALLS``)."""
+        if getattr(self.check, "category", None) not in COMPARES_CALLS:  # (the diagnosis: no check)
+            return
+        if isinstance(target, str):
+            name, functions = target, (target,)
+        elif isinstance(target, SubModule):
+            name, functions = target.path, ()
+        else:
+            name, functions = SELF, ()
+        call = Call(names=(name,), index=0, params=None, defaults={}, args=list(args),
+                    kwargs=dict(kwargs), output=result, grad={}, replaced=None, seed=seed)
+        self.recorded.append(Recorded(target, (call,), {}, functions, whole=True, record=record))
 
     @staticmethod
     def _expect_weights_fit(obj, missing, mismatched, lenient=()):
@@ -178,22 +216,31 @@ class Context:
         another shape, not a pair): the block can still be graded when a sub-layer is broken,
         and the record says it happened. With
         ``return_inputs``, ``Records.inputs_after`` holds the arguments as they were afterwards."""
+        seed = self._call_seed()
         result, raw, after = self.session.call_recording(
             target, args, kwargs, {"modules": modules, "functions": functions, "standins": standins},
-            return_inputs=return_inputs)
-        return result, self._owed(target, Records(raw, after), standins, functions)
+            return_inputs=return_inputs, seed=seed)
+        records = self._owed(target, Records(raw, after), standins, functions)
+        self._owe_recorded_call(target, args, kwargs, result, seed, records, modules, functions, standins)
+        return result, records
 
     def record_many(self, runs, timeout=None):
         """Several ``record`` runs in one request: ``runs`` is a list of dicts with ``target``,
         ``args`` and optionally ``kwargs``, ``modules``, ``functions``, ``standins`` and
         ``return_inputs``; returns [(result, ``Records``)] in the same order."""
         calls = [{"target": r["target"], "args": r["args"], "kwargs": r.get("kwargs"),
-                  "return_inputs": r.get("return_inputs", False),
+                  "return_inputs": r.get("return_inputs", False), "seed": self._call_seed(),
                   "record": {"modules": r.get("modules", ()), "functions": r.get("functions", ()),
                              "standins": r.get("standins")}} for r in runs]
-        return [(result, self._owed(run["target"], Records(raw, after), run.get("standins"),
-                                    run.get("functions", ())))
-                for run, (result, raw, after) in zip(runs, self.session.calls_recording(calls, timeout=timeout))]
+        answers = []
+        for run, call, (result, raw, after) in zip(runs, calls, self.session.calls_recording(calls, timeout=timeout)):
+            records = self._owed(run["target"], Records(raw, after), run.get("standins"),
+                                 run.get("functions", ()))
+            self._owe_recorded_call(run["target"], run["args"], run.get("kwargs") or {}, result,
+                                    call["seed"], records, run.get("modules", ()), run.get("functions", ()),
+                                    run.get("standins"))
+            answers.append((result, records))
+        return answers
 
     def grad_recording(self, target, cotangent, args, modules=()):
         """``session.grad`` with the sub-modules at ``modules`` recorded: (param grads, input

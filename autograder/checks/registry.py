@@ -44,6 +44,12 @@ The rule a check follows:
   gate's own) are at most ``DEGENERATE_SHARE`` of the target's points.
   ``tests/test_corpus.py`` computes this budget from the registry for every target, and grades
   degenerate submissions (``tests/corpus/*/degenerate``, ``tests/hostile/gate_*``) against it.
+- A check whose verdict compares the student's own calls with each other (``COMPARES_CALLS``:
+  a gate's movement, masking, causality, equivariance, batch independence, the memory path,
+  float64 against float32) counts only once a fresh worker, asked the same calls in the reverse
+  order, gives the same answers (``checks.verification``): state kept from one call to the next
+  cannot make two calls agree. A check that compares each output with the reference alone needs
+  no such replay (state cannot make a wrong module compute the reference's numbers).
 - Its points are the registry's unless course.toml overrides them (``autograder.plan``).
 - A check module imports from ``registry``, ``context``, ``recorded``, ``verdicts``,
   ``attention_calls`` and ``autograder.texts``, never from another check module: what more than
@@ -76,6 +82,11 @@ CATEGORIES = (
 GATE = "sensitivity"  # the category of every target's gate (see the rule above)
 DEGENERATE_SHARE = 0.20  # the most a degenerate target can earn, as a share of its points
 GATE_SHARE = 0.10  # what a gate asks: this share of the reference's movement (see the rule above)
+# Categories whose verdicts compare the student's calls with each other (see the rule above).
+COMPARES_CALLS = frozenset({
+    "sensitivity", "masking", "mask_convention", "permutation_equivariance", "causality",
+    "memory_path", "batch_independence", "dtype",
+})
 
 def label(what):
     """(Indonesian, English) names of a thing: a Bilingual or a code identifier."""

@@ -18,6 +18,10 @@ wrapper, the closure, the list of records). Tampering with any of it changes wha
 say, never what the fresh worker computes; so it can only turn a verdict into a failure. The
 block's own output must in turn be what the contract's wiring gives from the verified results
 (the wiring checks compute that from the records).
+
+The same holds for the calls a check makes of the target itself (``Recorded.whole``): a
+property check compares two calls of one module, and a module that keeps state could make them
+agree. They are made again last, in reverse order (``unverified``).
 """
 
 from dataclasses import dataclass
@@ -33,30 +37,49 @@ BATCH = 16  # requests per round trip (the worker's MAX_BATCH)
 TOLERANCE = (1e-5, 1e-6)  # rtol, atol: the same code on the same inputs, in another process
 
 
+SELF = "<self>"  # a Call's name when the call was of the target object itself
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What one recording request claims: the ``calls`` seen while ``target`` ran, and the
-    stand-ins the grader offered ({name: [{"result": ..., "inputs": ...} per call]})."""
+    stand-ins the grader offered ({name: [{"result": ..., "inputs": ...} per call]}). With
+    ``whole``, the one call is of ``target`` itself, as a check made it (``Context.call``)."""
 
     target: object  # a RemoteObject, a SubModule or a function name
     calls: tuple  # recorded.Call
     standins: dict
     functions: tuple = ()  # the names recorded as module-level functions (the rest: attribute paths)
+    whole: bool = False
+    record: dict | None = None  # a whole call's recording ({"modules", "functions"}), made again with it
 
 
 def unverified(session, recorded_by_check):
     """{check id: message} for the checks whose recorded calls a fresh worker does not give
-    back; ``recorded_by_check``: {check id: [Recorded]} of the checks that passed."""
-    replays = []  # (check id, owner, call message, Call, offered stand-in or None)
+    back; ``recorded_by_check``: {check id: [Recorded]} of the checks that passed.
+
+    The calls a check made of the target itself (``Recorded.whole``) are made again last, in
+    the reverse of their order: a module that keeps state from one call to the next (a stash
+    of an earlier input or output) so that two calls agree, as a property check wants, is
+    called first on what came second, before anything was stashed, and answers otherwise."""
+    replays, wholes = [], []  # (check id, owner, call message, Call, offered stand-in or None)
     for check_id, recordings in recorded_by_check.items():
         for recording in recordings:
             owner = _owner(recording.target)
+            if recording.whole:
+                call = recording.calls[0]
+                if _replayable(session, owner, call):
+                    message = _replay_message(session, owner, call, recording.functions, recording.record)
+                    if message is not None:
+                        wholes.append((check_id, owner, message, call, None))
+                continue
             for call in recording.calls:
                 message = _replay_message(session, owner, call, recording.functions)
                 if message is None:
                     continue
                 offered = _offered(recording.standins, call) if call.replaced else None
                 replays.append((check_id, owner, message, call, offered))
+    replays += wholes[::-1]
     if not replays:
         return {}
     session.fresh_worker()
@@ -77,7 +100,9 @@ def unverified(session, recorded_by_check):
         if offered is None or not _same(call.output, offered) or not _fails_as_claimed(
                 session, message, call, offered):
             failed.setdefault(check_id, call)
-    return {check_id: _message(call) for check_id, call in failed.items()}
+    whole = {id(call) for _, _, _, call, _ in wholes}
+    return {check_id: _whole_message(call.names[0]) if id(call) in whole else _message(call)
+            for check_id, call in failed.items()}
 
 
 def _owner(target):
@@ -86,7 +111,7 @@ def _owner(target):
     return target if isinstance(target, RemoteObject) else None
 
 
-def _replay_message(session, owner, call, functions):
+def _replay_message(session, owner, call, functions, record=None):
     """The request that calls the recorded sub-layer (by attribute path on the object built
     again) or module-level function on the recorded arguments; None when it cannot be replayed
     here (values not on the CPU, an object the session did not build)."""
@@ -94,10 +119,31 @@ def _replay_message(session, owner, call, functions):
         return None
     name = call.names[0]
     if name in functions:
-        return session.call_message(name, call.args, call.kwargs, call.seed)
+        return session.call_message(name, call.args, call.kwargs, call.seed, record)
     if owner is None or session.recipe(owner) is None:
         return None
-    return session.call_message(owner.sub(name), call.args, call.kwargs, call.seed)
+    target = owner if name == SELF else owner.sub(name)
+    return session.call_message(target, call.args, call.kwargs, call.seed, record)
+
+
+def _replayable(session, owner, call):
+    """A check's own call can be made again in a fresh worker: its object is built there as
+    it was (not changed since), and its arguments and result are plain values."""
+    if owner is not None and session.altered(owner):
+        return False
+    return _plain(call.args) and _plain(call.kwargs) and _plain(call.output)
+
+
+def _plain(value):
+    if isinstance(value, RemoteTensor):
+        return False
+    if isinstance(value, torch.Tensor):
+        return value.device.type == "cpu" and value.layout == torch.strided
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _has_remote(value):
@@ -219,3 +265,17 @@ def _message(call):
         "weights in a fresh process, returns something else from the same inputs. A sub-layer must "
         "compute its result from its inputs alone (no state the block or earlier calls left "
         "behind).")
+
+
+def _whole_message(name):
+    what = "modul" if name == SELF else f"`{name}`"
+    what_en = "the module" if name == SELF else f"`{name}`"
+    return bilingual(
+        f"Hasil yang diberikan {what} tidak dapat diulang: {what} yang dibuat ulang dengan bobot "
+        "yang sama, di proses baru, memberi hasil lain dari masukan yang sama. Keluaran harus "
+        "dihitung dari masukan saja, tanpa keadaan yang disimpan dari panggilan sebelumnya (variabel "
+        "global, atribut, cache).",
+        f"The result {what_en} gave cannot be reproduced: {what_en}, built again with the same "
+        "weights in a fresh process, returns something else from the same inputs. The output must "
+        "be computed from the inputs alone, with no state kept from earlier calls (globals, "
+        "attributes, caches).")

@@ -95,6 +95,7 @@ class Session:
         self._seq = itertools.count(1)
         self._deferred = []  # (new request, RemoteObject, on_answer) not sent yet
         self._recipes = {}  # object id -> the request that built it (``recipe``)
+        self._altered = set()  # ids of objects changed after they were built (``altered``)
         self._failed_builds = []  # StudentErrors of deferred building not raised by a flush yet
 
     # -- lifecycle -------------------------------------------------------------
@@ -244,10 +245,12 @@ class Session:
         return batch_answer(self._request({"op": "batch", "requests": requests}, timeout), len(requests))
 
     @classmethod
-    def call_message(cls, target, args, kwargs=None, seed=None):
+    def call_message(cls, target, args, kwargs=None, seed=None, record=None):
         """The request that calls ``target`` (a function name, object or sub-module), after
-        seeding torch's generator with ``seed`` if given (a recorded call made again)."""
-        message = cls._call_message(target, args, kwargs or {}, None, False)
+        seeding torch's generator with ``seed`` if given (a recorded call made again), with the
+        sub-layers ``record`` names recorded (as ``call_recording``) if given."""
+        message = cls._call_message(target, args, kwargs or {},
+                                    None if record is None else _record_spec(record), False)
         if seed is not None:
             message["seed"] = seed
         return message
@@ -265,6 +268,7 @@ class Session:
 
     def set_params(self, obj, values):
         self._target(obj)
+        self._altered.add(obj.id)
         return _set_answer(self._request({"op": "set", "id": obj.id,
                                           "values": encoded_values(values)}))
 
@@ -283,11 +287,22 @@ class Session:
         """Run a student function or module; returns its result."""
         return self._call(target, args, kwargs, None, return_inputs=False)[0]
 
+    def call_seeded(self, target, args, kwargs, seed):
+        """``call``, after seeding torch's generator with ``seed`` in the worker: the same call
+        made again elsewhere with the same seed (``call_message``) draws the same numbers."""
+        message = self.call_message(target, args, kwargs, seed)
+        return call_answer(self._request(message), False, False, _on_meta(args, kwargs))[0]
+
+    def altered(self, obj):
+        """True when ``obj`` was changed after it was built (``set_params``): its recipe no
+        longer builds what the worker holds."""
+        return obj.id in self._altered
+
     def call_returning_inputs(self, target, *args, **kwargs):
         """Run it and also return the inputs as they were afterwards (to spot in-place edits)."""
         return self._call(target, args, kwargs, None, return_inputs=True)
 
-    def call_recording(self, target, args, kwargs=None, record=None, return_inputs=False):
+    def call_recording(self, target, args, kwargs=None, record=None, return_inputs=False, seed=None):
         """Run it with the sub-layers and functions named in ``record`` recorded:
         ``record = {"modules": [attribute paths], "functions": [names], "standins": {name:
         [{"result": value, "inputs": [shape, ...]} per call]}}`` (see the worker's
@@ -295,7 +310,7 @@ class Session:
         or None): the records as plain data, validated for their form and size only
         (``checks.context.Records`` reads them)."""
         result, after, records = self._call(target, args, kwargs or {}, _record_spec(record),
-                                            return_inputs=return_inputs)
+                                            return_inputs=return_inputs, seed=seed)
         return result, records, after
 
     def calls_recording(self, calls, timeout=None):
@@ -307,7 +322,8 @@ class Session:
         if not calls:
             return []
         messages = [self._call_message(c["target"], c["args"], c.get("kwargs") or {},
-                                       _record_spec(c.get("record")), bool(c.get("return_inputs")))
+                                       _record_spec(c.get("record")), bool(c.get("return_inputs")),
+                                       c.get("seed"))
                     for c in calls]
         reply = self._request({"op": "calls", "calls": [{k: v for k, v in m.items() if k != "op"}
                                                         for m in messages]}, timeout)
@@ -316,16 +332,18 @@ class Session:
         return [(result, records, after) for result, after, records in answers]
 
     @classmethod
-    def _call_message(cls, target, args, kwargs, record, return_inputs):
+    def _call_message(cls, target, args, kwargs, record, return_inputs, seed=None):
         message = {"op": "call", "target": cls._target(target),
                    "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
                    "return_inputs": return_inputs}
         if record is not None:
             message["record"] = record
+        if seed is not None:
+            message["seed"] = seed
         return message
 
-    def _call(self, target, args, kwargs, record, return_inputs):
-        reply = self._request(self._call_message(target, args, kwargs, record, return_inputs))
+    def _call(self, target, args, kwargs, record, return_inputs, seed=None):
+        reply = self._request(self._call_message(target, args, kwargs, record, return_inputs, seed))
         answer = call_answer(reply, return_inputs, record is not None, _on_meta(args, kwargs))
         return answer if record is not None else answer[:2]
 
