@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from autograder import size_traps
 from autograder.texts import bilingual
 
 LANGUAGES = ("id", "en")
@@ -92,8 +93,8 @@ DEFAULTS = {
     "sizes": {
         "chapter": {"d_model": 16, "num_heads": 4, "d_ff": 32, "batch": 2, "length": 5,
                     "decoder_length": 6},
-        "hidden": {"d_model": 24, "num_heads": 3, "d_ff": 40, "batch": 3, "length": 7,
-                   "decoder_length": 4},
+        "hidden": {"d_model": 36, "num_heads": 3, "d_ff": 40, "batch": 3, "length": 9,
+                   "decoder_length": 3},
     },
 }
 
@@ -235,6 +236,12 @@ def parse(data, path=None):
             title_en=table.get("title_en", ""))
     if not assignments:
         raise ConfigError("course.toml defines no [assignments.<name>] table")
+    notebooks = [a.source_notebook for a in assignments.values() if a.source_notebook]
+    found = size_traps.traps(sizes["chapter"], sizes["hidden"], notebooks)
+    if found:
+        raise ConfigError("sizes.hidden: hard-coded sizes would pass the hidden-size checks "
+                          "(choose hidden sizes that differ in every quantity):\n  - "
+                          + "\n  - ".join(found))
     return Course(
         name=reader.text(course, "course", "name"), language=language,
         startup_timeout=reader.number(grading, "grading", "startup_timeout", minimum=1),
