@@ -29,28 +29,17 @@ c.ClearSolutions.text_stub = "TULIS JAWABAN ANDA DI SINI"
 # (student code only in the sandboxed worker) and writes each hidden cell's verdict and points,
 # which SaveAutoGrades records. configure() below refuses a list with an execute preprocessor.
 # The other entries are nbgrader 0.9's default autograde preprocessors, in their order.
-c.Autograde.exporter_class = "autograder.nbgrader.plugin.SubmittedNotebooks"
-c.Autograde.autograde_preprocessors = [
-    "autograder.nbgrader.plugin.SandboxedGrades",
-    "nbgrader.preprocessors.IgnorePattern",
-    "nbconvert.preprocessors.ClearMetadataPreprocessor",
-    "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
-    "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
-]
+# The lists are spelled out in autograder/nbgrader/configure.py (KIT_PIPELINE, KIT_FEEDBACK).
+from autograder.nbgrader.configure import KIT_FEEDBACK, KIT_PIPELINE, KIT_READER, configure  # noqa: E402
+
+c.Autograde.exporter_class = KIT_READER
+c.Autograde.autograde_preprocessors = list(KIT_PIPELINE)
 
 # Feedback shows each hidden cell's verdicts (its output) but never its source.
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "nbgrader.preprocessors.ClearHiddenTests",
-]
+c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
 
 # Read course.toml once, now: a broken one stops nbgrader before any notebook runs (exit 2), and
 # so does an autograde pipeline that would execute notebooks. Pin the course file for the grader
 # and the kernels, and keep nbgrader's expected checksum and SQLAlchemy
 # warnings out of the log so that tampering stands out (autograder/nbgrader/configure.py).
-from autograder.nbgrader.configure import configure  # noqa: E402
-
 configure(c, c.CourseDirectory.root)
