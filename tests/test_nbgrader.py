@@ -312,7 +312,9 @@ def standalone(nbgrader):
 def hidden_cell_outputs(course, assignment, student):
     """{target: the text of its hidden cell's output} of an autograded notebook."""
     nb = read_notebook(course / "autograded" / student / assignment / notebook_name(assignment))
-    return {hidden_target(cell): "".join(o.get("text", "") for o in cell.outputs)
+    return {hidden_target(cell): "".join(o.get("text", "") if o.output_type == "stream" else
+                                         o.get("data", {}).get("text/plain", "")
+                                         for o in cell.outputs if o.output_type != "execute_result")
             for cell in nb.cells if is_hidden_test(cell)}
 
 
@@ -506,6 +508,14 @@ def test_feedback_shows_hints_and_pictures(nbgrader, course):
     assert 'data-kind="attention_weights"' in page and "<svg" in page
     assert "Petunjuk" in page and "sdpa.numeric" in page
     assert "grade_target" not in page
+    # each verdict once: the table, not also the cell's text form ("✗ [0/2] title")
+    assert not re.search(r"[✓✗] \[\d", page)
+    title = next(c.title["id"] for c in plans.resolve(COURSE, "attention").checks if c.id == "sdpa.numeric")
+    assert page.count(html.escape(title, quote=False)) == 1
+    # the notebook's math as text, none left for MathJax (a CDN nobody reaches offline)
+    assert "√d<sub>k</sub>" in page and "QK<sup>⊤</sup>" in page
+    prose = page.split("</script>")[-1]
+    assert "$" not in prose and "\\frac" not in prose and "\\sqrt" not in prose
 
 
 # -- no student cell runs in nbgrader -------------------------------------------------------------

@@ -11,6 +11,9 @@
   ``SandboxedGrades`` stops nbgrader (exit 2) before any notebook is read, whatever the
   command (formgrader autogrades too); one that sets no list gets the kit's (nbgrader's
   default list runs ``Execute``), and the kit's reader of submitted notebooks.
+- Kernels nbgrader starts (``nbgrader validate``) talk to it over IPC sockets in the Jupyter
+  runtime folder (``KernelManager.transport``), not TCP on localhost: each kernel warned that
+  it "is running over TCP without encryption", and any local user could connect to one.
 - nbgrader's log buries real tampering under noise: a "checksum has changed" warning for
   every hidden-test cell of every submission (the released notebook holds the cell without its
   hidden tests, so its checksum never matches the source's), and SQLAlchemy's "not in session"
@@ -74,12 +77,13 @@ KIT_PIPELINE = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# nbgrader's generate_feedback preprocessors, and ClearHiddenTests: a hidden cell shows its
-# verdicts (its output), not its source.
+# nbgrader's generate_feedback preprocessors, and ClearHiddenTests as the kit's
+# ReadableFeedback: a hidden cell shows its verdicts (its output), not its source, and the
+# notebook's math is readable text without MathJax's CDN (autograder/nbgrader/feedback.py).
 KIT_FEEDBACK = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "nbgrader.preprocessors.ClearHiddenTests",
+    "autograder.nbgrader.feedback.ReadableFeedback",
 ]
 
 
@@ -94,6 +98,8 @@ def autograde_pipeline_problem(c):
         c.Autograde.exporter_class = KIT_READER
     if "preprocessors" not in c.GenerateFeedback:  # nbgrader's default shows the hidden cells' source
         c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
+    if "transport" not in c.KernelManager:  # see configure()'s docstring
+        c.KernelManager.transport = "ipc"
     entries = list(c.Autograde.autograde_preprocessors)
     try:
         executing = executing_entry(entries)

@@ -16,7 +16,8 @@ instructor (``Execute``): with the network, the course folder, ``gradebook.db`` 
   runs no cell: it grades the kept bytes exactly as ``autograder grade`` grades the file (same
   loader: read-only cells restored from the source notebook, tampered or deleted cells
   reported; student code only in the sandboxed worker), clears every code cell's outputs and
-  writes each hidden cell's output: the verdicts and the points as the cell's result, which
+  writes each hidden cell's output: the verdicts (one output: HTML with hints and pictures, and
+  the same as plain text for what cannot show HTML) and the points as the cell's result, which
   ``SaveAutoGrades`` records as partial credit. A hidden cell the student deleted is put back
   with its verdict. Any other test cell gets no points from a kernel that does not run: a
   0-point one (the self-check) shows a note, one worth points is an error worth 0.
@@ -166,8 +167,7 @@ class SandboxedGrades(NbGraderPreprocessor):
                                  target, most)
                 points = most
             cell.outputs = [
-                nbformat.v4.new_output("stream", name="stdout", text=report + "\n"),
-                *hidden_cell_output(result, target, plan.language, shown=report),  # hints, pictures
+                *hidden_cell_output(result, target, plan.language, text=report + "\n"),
                 nbformat.v4.new_output("execute_result", data={"text/plain": repr(points)},
                                        execution_count=None),
             ]

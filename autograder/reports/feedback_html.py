@@ -233,14 +233,18 @@ def hidden_cell_html(result, target, lang, shown=""):
     return f'<div class="autograder-feedback"><style>{_SCOPED}</style>' + "\n".join(body) + "</div>"
 
 
-def hidden_cell_output(result, target, lang, shown=""):
-    """The same as a list of nbformat outputs: one ``display_data`` (``text/html``), or none."""
+def hidden_cell_output(result, target, lang, shown="", text=None):
+    """The same as a list of nbformat outputs: one ``display_data`` (``text/html``), or none.
+    With ``text`` (the cell's verdicts as plain text), one output that shows each verdict once:
+    the HTML (the problems included) where HTML shows, ``text`` as its ``text/plain`` elsewhere,
+    or a ``stream`` of ``text`` when the target has no checks."""
     import nbformat
 
-    markup = hidden_cell_html(result, target, lang, shown)
+    markup = hidden_cell_html(result, target, lang, "" if text is not None else shown)
     if markup is None:
-        return []
-    return [nbformat.v4.new_output("display_data", data={"text/html": markup})]
+        return [] if text is None else [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    data = {"text/html": markup} if text is None else {"text/html": markup, "text/plain": text}
+    return [nbformat.v4.new_output("display_data", data=data)]
 
 
 def _scoped(style, scope=".autograder-feedback"):
