@@ -19,7 +19,10 @@
   hidden tests, so its checksum never matches the source's), and SQLAlchemy's "not in session"
   warnings from nbgrader's own gradebook code. Those are summarised once; a checksum warning
   for any other cell (a student who edited a read-only or test cell) is left as it is, beside
-  the kit's own "tampered/duplicated/deleted cell" lines.
+  the kit's own "tampered/duplicated/deleted cell" lines. With the kit's late-submission plugin,
+  nbgrader's own lines about lateness ("… is 259260.0 seconds late", counted before the
+  roster's extension is in gradebook.db, and "Late submission penalty: None" within the grace
+  period) give way to the kit's one line per late student, with the rule applied.
 """
 
 import json
@@ -32,7 +35,7 @@ from pathlib import Path
 from autograder import config
 
 SPURIOUS_SQL = r"Object of type <\w+> not in session, \w+ operation along"
-APP_LOGGERS = ("AutogradeApp", "NbGraderApp")
+APP_LOGGERS = ("AutogradeApp", "NbGraderApp", "GenerateFeedbackApp", "ValidateApp")
 
 
 def configure(c, course_root, argv=None):
@@ -60,10 +63,13 @@ def configure(c, course_root, argv=None):
     hidden = hidden_test_cells(Path(course_root) / "source")
     for name in APP_LOGGERS:
         logging.getLogger(name).addFilter(ExpectedChecksums(hidden))
+        if c.AssignLatePenalties.plugin_class == KIT_LATE:
+            logging.getLogger(name).addFilter(KitSaysLateness())
     return course, found_by
 
 
 KIT_GRADER = "autograder.nbgrader.plugin.SandboxedGrades"
+KIT_LATE = "autograder.nbgrader.late.CourseLatePenalty"
 KIT_READER = "autograder.nbgrader.plugin.SubmittedNotebooks"
 # nbgrader 0.9's default autograde preprocessors, in their order, with the kit's grader in
 # Execute's place (the list assignments/nbgrader_config.py sets).
@@ -100,6 +106,8 @@ def autograde_pipeline_problem(c):
         c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
     if "transport" not in c.KernelManager:  # see configure()'s docstring
         c.KernelManager.transport = "ipc"
+    if "plugin_class" not in c.AssignLatePenalties:  # course.toml's [late] (autograder/nbgrader/late.py)
+        c.AssignLatePenalties.plugin_class = KIT_LATE
     entries = list(c.Autograde.autograde_preprocessors)
     try:
         executing = executing_entry(entries)
@@ -179,3 +187,13 @@ class ExpectedChecksums(logging.Filter):
                                    "(released notebooks hold them without their hidden tests) and are "
                                    "not shown; the autograder reports tampered cells itself"), ()
         return True
+
+
+class KitSaysLateness(logging.Filter):
+    """Drops nbgrader's lateness lines: SandboxedGrades says it once per student, extension,
+    grace and penalty applied (autograder/nbgrader/late.py)."""
+
+    def filter(self, record):
+        message = record.getMessage()
+        return not ((message.startswith("SubmittedAssignment<") and message.endswith(" seconds late"))
+                    or message.startswith("Late submission penalty: "))

@@ -37,6 +37,7 @@ from autograder import loading, plan as plans
 from autograder.grading.grader import grade_loaded
 from autograder.nbgrader.configure import executing_entry
 from autograder.nbgrader.hidden_cells import grade_quietly, target_report
+from autograder.nbgrader.late import sync_gradebook
 from autograder.reports import write_atomic
 from autograder.reports.feedback_html import feedback_html, hidden_cell_output
 from autograder.texts import bilingual
@@ -146,8 +147,12 @@ class SandboxedGrades(NbGraderPreprocessor):
         else:  # nbgrader has restored its read-only cells already
             loaded = loading.load_notebook(nb, source=plan.source_notebook)
         result = grade_quietly(loaded, student, plan)
+        result = result.with_changes(late=sync_gradebook(plan, info, self.log))
         self.log.info("Sandboxed grade of %s / %s: %g/%g", student, plan.name,
-                      result.score, result.max_score)
+                      result.raw_score, result.max_score)
+        if result.late and result.late.late:  # a penalty is worth a warning; the grace period is not
+            (self.log.warning if result.late.days else self.log.info)(
+                "%s / %s: %s", student, plan.name, result.late.words(result.raw_score)["en"])
         for problem in result.problems:
             self.log.warning("%s / %s: %s", student, plan.name, problem["en"])
         self._restore_deleted_hidden_cells(nb, plan, info)
