@@ -279,10 +279,11 @@ def _deadline(value, name):
 
 def _late_policy(reader, path):
     table = reader.table("late")
-    numbers = {key: reader.number(table, "late", key, minimum=0)
-               for key in ("grace_minutes", "penalty_per_day", "max_penalty")}
-    if numbers["max_penalty"] > 100:
-        raise ConfigError(f"late.max_penalty must be a number from 0 to 100, not {table['max_penalty']!r}")
+    numbers = {key: reader.number(table, "late", key, minimum=0) for key in ("grace_minutes", "penalty_per_day")}
+    cap = table["max_penalty"]
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 100:
+        raise ConfigError(f"late.max_penalty must be a number from 0 to 100, not {cap!r}")
+    numbers["max_penalty"] = float(cap)
     roster = reader.text(table, "late", "roster")
     extensions = {}
     if roster:
@@ -291,7 +292,8 @@ def _late_policy(reader, path):
             extensions = late_rules.read_extensions(where, reader.text(table, "late", "extension_column"),
                                                     reader.text(table, "late", "student_column"))
         except late_rules.LateError as error:
-            raise ConfigError(f"late.roster: {error}") from None
+            raise ConfigError(f"late.roster must be a readable CSV file next to course.toml, not "
+                              f"{roster!r}: {error}") from None
     return late_rules.Policy(extensions=extensions, roster=roster, **numbers)
 
 

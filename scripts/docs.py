@@ -265,7 +265,7 @@ def _schema_rows(ctx, top):
         rows = []
         for key in config.SCHEMA["assignments"]["*"]:
             shown = 'points."CHECK ID"' if key == "points" else key
-            default = "—" if key == "points" else defaults[key]
+            default = "—" if key in ("points", "deadline") else defaults[key]  # deadline: none
             kit_value = None if key == "points" else kit["assignments"][EXAMPLE_ASSIGNMENT].get(key)
             rows.append((shown, default, kit_value, _accepts(("assignments", "attention", key))))
         return rows
