@@ -114,3 +114,19 @@ def test_the_command_line_reads_timestamps_and_regrades_when_one_changes(tmp_pat
     again = run_autograder(*args)
     assert "its submission time or extension changed: andi" in again.stderr, again.stderr
     assert "Points 45/45 andi" in again.stdout and "[1/1] andi" in again.stderr
+
+
+def test_the_gradescope_bundle_carries_the_roster_its_course_file_names(tmp_path):
+    import zipfile
+
+    from autograder import plan as plans
+    from autograder.channels import gradescope
+
+    (tmp_path / "r.csv").write_text("student,extension_days\nani,1\n")
+    (tmp_path / "course.toml").write_text(
+        '[late]\nroster = "r.csv"\n[assignments.attention]\ndeadline = 2026-03-01T23:59:00+07:00\n')
+    course = config.load(tmp_path / "course.toml")
+    gradescope.bundle(course, plans.resolve(course, "attention"), tmp_path / "autograder.zip")
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
+        archive.extractall(tmp_path / "unpacked")
+    assert config.load(tmp_path / "unpacked" / "kit" / "course.toml").late.extensions == {"ani": 1.0}
