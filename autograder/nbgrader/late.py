@@ -23,6 +23,8 @@ class CourseLatePenalty(LateSubmissionPlugin):
     course_file = Unicode("", help="Path of course.toml (default: the one configure() pinned)").tag(config=True)
 
     def late_submission_penalty(self, student_id, score, total_seconds_late):
+        if self.penalty_method != "none":  # LateSubmissionPlugin.penalty_method set: nbgrader's rule
+            return super().late_submission_penalty(student_id, score, total_seconds_late)
         path = self.course_file or self.config.SandboxedGrades.get("course_file") or None
         policy = config.load(path).late
         percent = late.percent_for(policy, total_seconds_late)
