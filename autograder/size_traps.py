@@ -80,6 +80,9 @@ def _sizes_of_call(node):
     else:
         return []
     found = [(role, n) for role, n in zip(roles, numbers) if role and n is not None]
+    if name in SIGNATURES:  # Transformer(..., d_model=32, num_heads=4, d_ff=64)
+        found += [(k.arg, k.value.value) for k in node.keywords if k.arg in roles and k.arg
+                  and isinstance(k.value, ast.Constant) and type(k.value.value) is int]
     given = dict(found)
     if "d_model" in given and given.get("num_heads") and given["d_model"] % given["num_heads"] == 0:
         found.append(("d_k", given["d_model"] // given["num_heads"]))

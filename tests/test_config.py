@@ -185,3 +185,12 @@ def test_the_kit_defaults_and_its_own_file_have_no_trap():
     defaults = {kind: config.Sizes(**values) for kind, values in config.DEFAULTS["sizes"].items()}
     assert size_traps.traps(defaults["chapter"], defaults["hidden"], notebooks) == []
     assert course.hidden == defaults["hidden"]
+
+
+def test_sizes_given_by_keyword_in_a_notebook_count_too():
+    import ast
+
+    from autograder import size_traps
+
+    call = ast.parse("Transformer(SRC, TGT, d_model=32, num_heads=8, d_ff=64, num_layers=2)").body[0].value
+    assert sorted(size_traps._sizes_of_call(call)) == [("d_ff", 64), ("d_k", 4), ("d_model", 32), ("num_heads", 8)]
