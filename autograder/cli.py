@@ -290,10 +290,12 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
                 _say(err, f"  warning: {why} since they were graded: {', '.join(map(clean, students))} "
                           "(grade the whole class to update them)", "yellow")
 
+        lateness = _lateness(plan, submissions, err)
         try:
             graded = batch.run(plan, submissions, args.out, args.jobs, args.regrade, on_start, on_result,
                                sandbox=_isolation, scheduler=args.scheduler, course=course.origin,
-                               on_others=on_others, pool=pool, scheduler_timeout=args.scheduler_timeout)
+                               on_others=on_others, pool=pool, scheduler_timeout=args.scheduler_timeout,
+                               lateness=lateness)
         except ConnectionError as error:  # --scheduler: nothing was graded
             raise UsageError(str(error)) from None
         except KeyboardInterrupt:  # batch.run has stopped every worker; the progress bar ends
@@ -343,6 +345,25 @@ def _channels(args, graded, lang, err):
 
         reports.write_atomic(args.junit, junit.junit_xml([graded], lang))
         _say(err, f"JUnit XML: {args.junit}")
+
+
+def _lateness(plan, submissions, err):
+    """{student: late.Lateness}; says which submissions have no readable time."""
+    from autograder.grading import batch
+
+    found, problems = batch.late_of(plan, submissions)
+    if plan.deadline is None:
+        return found
+    _say(err, f"deadline {plan.deadline.isoformat()}: {sum(1 for x in found.values() if x.days)} "
+              f"late submission(s) with a penalty, {sum(1 for x in found.values() if x.late and not x.days)} "
+              "within the grace period")
+    for student, why in problems.items():
+        _say(err, f"warning: {clean(student)}: {clean(why)}; not checked against the deadline", "yellow")
+    untimed = [s.student for s in submissions if s.path and s.student not in found and s.student not in problems]
+    if untimed:
+        _say(err, f"warning: no timestamp.txt beside the submission of {', '.join(map(clean, untimed))}: "
+                  "not checked against the deadline", "yellow")
+    return found
 
 
 def _check_scheduler():
@@ -424,8 +445,9 @@ class _LogLines:
 
         status = WORDS[self.lang][result.status].lower()
         why = reports.no_grade(result, self.lang)
+        late = f", late {result.late.days} d −{reports.fmt(result.late_penalty)}" if result.late and result.late.days else ""
         _say(self.console, f"[{self.done}/{self.total}] {clean(result.student)}: {reports.fmt(result.score)}/"
-                           f"{reports.fmt(result.max_score)} ({status}, {result.execution_time:.1f} s)"
+                           f"{reports.fmt(result.max_score)} ({status}{late}, {result.execution_time:.1f} s)"
                            + (f": {clean(why)}" if why else ""))
 
 

@@ -12,8 +12,10 @@ import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
+from autograder import late as late_rules, size_traps
 from autograder.texts import bilingual
 
 LANGUAGES = ("id", "en")
@@ -51,6 +53,7 @@ class Assignment:
     points: dict = field(default_factory=dict)  # check id -> points, overrides the registry
     source_notebook: Path | None = None  # nbgrader source notebook, to spot deleted cells
     title_en: str = ""  # in English; empty: ``title`` serves both languages
+    deadline: datetime | None = None  # aware; None: no deadline, nothing is late
 
     def titles(self):
         """The title in each language (a Bilingual)."""
@@ -72,6 +75,7 @@ class Course:
     assignments: dict  # name -> Assignment
     path: Path | None = None
     found_by: str = ""  # how ``path`` was chosen: see ``locate``
+    late: late_rules.Policy = field(default_factory=late_rules.Policy)
 
     @property
     def origin(self):
@@ -92,9 +96,11 @@ DEFAULTS = {
     "sizes": {
         "chapter": {"d_model": 16, "num_heads": 4, "d_ff": 32, "batch": 2, "length": 5,
                     "decoder_length": 6},
-        "hidden": {"d_model": 24, "num_heads": 3, "d_ff": 40, "batch": 3, "length": 7,
-                   "decoder_length": 4},
+        "hidden": {"d_model": 36, "num_heads": 3, "d_ff": 40, "batch": 3, "length": 9,
+                   "decoder_length": 3},
     },
+    "late": {"grace_minutes": 0, "penalty_per_day": 0, "max_penalty": 100, "roster": "",
+             "student_column": "student", "extension_column": "extension_days"},
 }
 
 
@@ -105,7 +111,9 @@ SCHEMA = {
     "grading": {key: None for key in DEFAULTS["grading"]},
     "tolerances": {name: {"rtol": None, "atol": None} for name in DEFAULTS["tolerances"]},
     "sizes": {kind: {key: None for key in keys} for kind, keys in DEFAULTS["sizes"].items()},
-    "assignments": {"*": {"title": None, "title_en": None, "notebook": None, "points": {"*": None}}},
+    "assignments": {"*": {"title": None, "title_en": None, "notebook": None, "deadline": None,
+                          "points": {"*": None}}},
+    "late": {key: None for key in DEFAULTS["late"]},
     # read by autograder.similarity (the class report), which checks the values
     "similarity": {"threshold": None, "kgram": None, "min_fragment_tokens": None,
                    "common_fraction": None},
@@ -232,9 +240,15 @@ def parse(data, path=None):
         assignments[name] = Assignment(
             name=name, title=table.get("title", name), notebook=notebook,
             points=dict(points), source_notebook=source if source and source.is_file() else None,
-            title_en=table.get("title_en", ""))
+            title_en=table.get("title_en", ""), deadline=_deadline(table.get("deadline"), name))
     if not assignments:
         raise ConfigError("course.toml defines no [assignments.<name>] table")
+    notebooks = [a.source_notebook for a in assignments.values() if a.source_notebook]
+    found = size_traps.traps(sizes["chapter"], sizes["hidden"], notebooks)
+    if found:
+        raise ConfigError("sizes.hidden: hard-coded sizes would pass the hidden-size checks "
+                          "(choose hidden sizes that differ in every quantity):\n  - "
+                          + "\n  - ".join(found))
     return Course(
         name=reader.text(course, "course", "name"), language=language,
         startup_timeout=reader.number(grading, "grading", "startup_timeout", minimum=1),
@@ -243,8 +257,44 @@ def parse(data, path=None):
         memory_mb=reader.integer(grading, "grading", "memory_mb", minimum=700),
         max_restarts=reader.integer(grading, "grading", "max_restarts", minimum=0),
         tolerances=tolerances, chapter=sizes["chapter"], hidden=sizes["hidden"],
-        assignments=assignments, path=path,
+        assignments=assignments, path=path, late=_late_policy(reader, path),
     )
+
+
+def _deadline(value, name):
+    """A TOML date-time with its offset (or the same as a string), as an aware datetime."""
+    if value is None:
+        return None
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+    if not isinstance(moment, datetime) or moment.tzinfo is None:
+        raise ConfigError(f"assignments.{name}.deadline must be a date-time with its UTC offset "
+                          f"(e.g. 2026-03-01T23:59:00+07:00), not {value!r}")
+    return moment
+
+
+def _late_policy(reader, path):
+    table = reader.table("late")
+    numbers = {key: reader.number(table, "late", key, minimum=0) for key in ("grace_minutes", "penalty_per_day")}
+    cap = table["max_penalty"]
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap <= 100:
+        raise ConfigError(f"late.max_penalty must be a number from 0 to 100, not {cap!r}")
+    numbers["max_penalty"] = float(cap)
+    roster = reader.text(table, "late", "roster")
+    extensions = {}
+    if roster:
+        where = Path(path).parent / roster if path else Path(roster)
+        try:
+            extensions = late_rules.read_extensions(where, reader.text(table, "late", "extension_column"),
+                                                    reader.text(table, "late", "student_column"))
+        except late_rules.LateError as error:
+            raise ConfigError(f"late.roster must be a readable CSV file next to course.toml, not "
+                              f"{roster!r}: {error}") from None
+    return late_rules.Policy(extensions=extensions, roster=roster, **numbers)
 
 
 class _Reader:

@@ -45,6 +45,14 @@ class Plan:
     chapter: config.Sizes
     hidden: config.Sizes
     course_path: Path | None
+    deadline: object = None  # datetime (aware) or None: see autograder/late.py
+    late: object = None  # late.Policy
+
+    def lateness(self, student, submitted):
+        """The late.Lateness of ``student``'s submission at ``submitted``, or None."""
+        from autograder import late
+
+        return late.assess(self.late, self.deadline, student, submitted)
 
     @property
     def max_score(self):
@@ -76,6 +84,8 @@ class Plan:
             "chapter": self.chapter.__dict__, "hidden": self.hidden.__dict__,
             # read-only and given cells are taken from it
             "source_notebook": _file_digest(self.source_notebook) if self.source_notebook else None,
+            "late": [self.deadline.isoformat() if self.deadline else None,
+                     self.late.describe() if self.late else None],
         }
         return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
@@ -102,6 +112,7 @@ def resolve(course, name, language=None):
                             course.submission_timeout, course.memory_mb, course.max_restarts),
         tolerances=MappingProxyType(dict(course.tolerances)),
         chapter=course.chapter, hidden=course.hidden, course_path=course.path,
+        deadline=settings.deadline, late=course.late,
     ).in_language(language or course.language)
 
 

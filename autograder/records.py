@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from autograder.checks.registry import CheckInfo
+from autograder.late import Lateness
 from autograder.texts import Bilingual
 
 # One check's verdict. "skipped" carries its reason; "error" is a fault of the grader
@@ -106,10 +107,21 @@ class StudentResult:
     report_error: str | None = None  # writing this student's reports failed (instructor-facing)
     diagnoses: tuple = ()  # Diagnosis, at most one per target
     pictures: tuple = ()  # Picture
+    late: object = None  # late.Lateness of the submission, or None (no deadline or no time)
+
+    @property
+    def raw_score(self):
+        """The points the checks gave, before any late penalty."""
+        return sum(o.score for o in self.outcomes)
+
+    @property
+    def late_penalty(self):
+        return self.late.penalty(self.raw_score) if self.late else 0.0
 
     @property
     def score(self):
-        return sum(o.score for o in self.outcomes)
+        """The points: the checks' minus the late penalty."""
+        return self.raw_score - self.late_penalty
 
     @property
     def max_score(self):
@@ -146,9 +158,9 @@ class StudentResult:
             return "grader_error"
         if self.outcomes and all(o.status == "skipped" for o in self.outcomes):
             return "not_graded"
-        if self.max_score and self.score >= self.max_score:
+        if self.max_score and self.raw_score >= self.max_score:
             return "full"
-        return "partial" if self.score > 0 else "zero"
+        return "partial" if self.raw_score > 0 else "zero"
 
     def with_changes(self, **changes):
         return replace(self, **changes)
@@ -162,6 +174,7 @@ class StudentResult:
             "report_error": self.report_error,
             "diagnoses": [d.to_json() for d in self.diagnoses],
             "pictures": [p.to_json() for p in self.pictures],
+            "late": self.late.to_json() if self.late else None,
         }
 
     @classmethod
@@ -176,7 +189,8 @@ class StudentResult:
             execution_time=float(data["execution_time"]), fingerprint=data.get("fingerprint"),
             report_error=data.get("report_error"),
             diagnoses=tuple(Diagnosis.from_json(d) for d in data.get("diagnoses", ())),
-            pictures=tuple(Picture.from_json(p) for p in data.get("pictures", ())))
+            pictures=tuple(Picture.from_json(p) for p in data.get("pictures", ())),
+            late=Lateness.from_json(data.get("late")))
 
     def dumps(self):
         # ASCII with escapes: a student's file name or message may hold lone surrogates,

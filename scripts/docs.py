@@ -265,7 +265,7 @@ def _schema_rows(ctx, top):
         rows = []
         for key in config.SCHEMA["assignments"]["*"]:
             shown = 'points."CHECK ID"' if key == "points" else key
-            default = "—" if key == "points" else defaults[key]
+            default = "—" if key in ("points", "deadline") else defaults[key]  # deadline: none
             kit_value = None if key == "points" else kit["assignments"][EXAMPLE_ASSIGNMENT].get(key)
             rows.append((shown, default, kit_value, _accepts(("assignments", "attention", key))))
         return rows
@@ -373,6 +373,7 @@ CONFIG_MISTAKES = (
     '[grading]\ncheck_timeout = 5\n',
     '[grading]\nmemory_mb = 512\n',
     '[sizes.hidden]\nd_model = 25\n',
+    '[sizes.hidden]\nd_model = 32\nnum_heads = 8\n',
     '[assignments.attention.points]\n"mha.numerc" = 4\n',
 )
 
@@ -397,7 +398,7 @@ def gen_config_errors(ctx, args, old):
                 for name in course.assignments:
                     ctx.plan(name, course)
             except config.ConfigError as error:
-                said = str(error).replace(f"{folder}{os.sep}", "")
+                said = str(error).replace(f"{folder}{os.sep}", "").replace("\n", "\n# ")
                 out.append(f"{snippet.rstrip()}\n# autograder: error: {said}\n")
             else:
                 raise GeneratorError(f"config-errors: {snippet!r} is accepted; choose another mistake")

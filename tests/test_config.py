@@ -126,3 +126,71 @@ def test_without_a_course_file_around_the_kit_own_is_used_and_said(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     course = config.load()
     assert course.path == config.KIT_PATH and "the kit's own" in course.origin
+
+
+# -- hidden sizes a hard-coded submission could pass with ---------------------------------------
+@pytest.mark.parametrize("hidden, named", [
+    # the issue's case: different d_model and num_heads, the chapter's d_k
+    ("d_model = 32\nnum_heads = 8\n", "d_k = d_model / num_heads = 32 / 8 = 4 is also the chapter's d_k (16 / 4)"),
+    ("num_heads = 4\nd_model = 24\n", "num_heads = 4 is also [sizes.chapter] num_heads"),
+    ("d_ff = 32\n", "d_ff = 32 is also [sizes.chapter] d_ff"),
+    ("d_model = 20\nnum_heads = 2\nd_ff = 40\n", "d_ff / d_model = 40 / 20 is the chapter's ratio 32 / 16"),
+    ("batch = 2\n", "batch = 2 is also [sizes.chapter] batch"),
+    ("length = 5\n", "length = 5 is also [sizes.chapter] length"),
+    ("decoder_length = 6\n", "decoder_length = 6 is also [sizes.chapter] decoder_length"),
+    ("length = 9\ndecoder_length = 9\n", "length = decoder_length = 9"),
+    ("batch = 1\n", "batch = 1: an axis of size 1 broadcasts"),
+    ("d_model = 18\nnum_heads = 18\n", "d_k = d_model / num_heads = 18 / 18 = 1: an axis of size 1"),
+])
+def test_hidden_sizes_that_share_a_quantity_with_the_chapter_are_errors(tmp_path, hidden, named):
+    path = tmp_path / "course.toml"
+    path.write_text(f"[sizes.hidden]\n{hidden}[assignments.attention]\n")
+    with pytest.raises(config.ConfigError) as error:
+        config.load(path)
+    assert "sizes.hidden: hard-coded sizes would pass the hidden-size checks" in str(error.value)
+    assert named in str(error.value), str(error.value)
+
+
+def test_hidden_sizes_are_compared_with_the_sizes_the_notebooks_cells_use(tmp_path):
+    """The kit's former hidden sizes (24, 3, 40, 3, 7, 4) differ from the chapter's but appear in
+    the notebooks' own cells: positional_encoding(7, 24), an SDPA input with d_k = 8, a key of 7
+    tokens, causal_mask(4). A course beside the kit's source notebooks is refused, naming each."""
+    for name in ("attention", "encoder"):
+        folder = tmp_path / "assignments" / "source" / name
+        folder.mkdir(parents=True)
+        (folder / f"{name}.ipynb").symlink_to(config.KIT_PATH.parent / "assignments" / "source" / name / f"{name}.ipynb")
+    path = tmp_path / "course.toml"
+    old = "d_model = 24\nnum_heads = 3\nd_ff = 40\nbatch = 3\nlength = 7\ndecoder_length = 4\n"
+    path.write_text(f"[sizes.hidden]\n{old}[assignments.attention]\n[assignments.encoder]\n")
+    with pytest.raises(config.ConfigError) as error:
+        config.load(path)
+    said = str(error.value)
+    for part in ("d_model = 24 is also in encoder.ipynb's cell `positional_encoding(7, 24)`",
+                 "d_k = d_model / num_heads = 24 / 3 = 8 is also in attention.ipynb's cell `torch.randn(2, 5, 8)`",
+                 "length = 7 is also in attention.ipynb's cell `torch.randn(2, 7, 8)`",
+                 "decoder_length = 4 is also in attention.ipynb's cell `causal_mask(4)`"):
+        assert part in said, said
+    assert said.count("\n  - ") == 4  # the hidden checks' own cells (grade_target) are not read
+    # without those notebooks, only the chapter counts: the same sizes load
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "course.toml").write_text(path.read_text())
+    assert config.load(tmp_path / "elsewhere" / "course.toml").hidden.length == 7
+
+
+def test_the_kit_defaults_and_its_own_file_have_no_trap():
+    from autograder import size_traps
+    course = config.load(config.KIT_PATH)
+    notebooks = [a.source_notebook for a in course.assignments.values()]
+    assert all(notebooks) and size_traps.seen_in_notebooks(notebooks)["d_model"]
+    defaults = {kind: config.Sizes(**values) for kind, values in config.DEFAULTS["sizes"].items()}
+    assert size_traps.traps(defaults["chapter"], defaults["hidden"], notebooks) == []
+    assert course.hidden == defaults["hidden"]
+
+
+def test_sizes_given_by_keyword_in_a_notebook_count_too():
+    import ast
+
+    from autograder import size_traps
+
+    call = ast.parse("Transformer(SRC, TGT, d_model=32, num_heads=8, d_ff=64, num_layers=2)").body[0].value
+    assert sorted(size_traps._sizes_of_call(call)) == [("d_ff", 64), ("d_k", 4), ("d_model", 32), ("num_heads", 8)]

@@ -312,7 +312,9 @@ def standalone(nbgrader):
 def hidden_cell_outputs(course, assignment, student):
     """{target: the text of its hidden cell's output} of an autograded notebook."""
     nb = read_notebook(course / "autograded" / student / assignment / notebook_name(assignment))
-    return {hidden_target(cell): "".join(o.get("text", "") for o in cell.outputs)
+    return {hidden_target(cell): "".join(o.get("text", "") if o.output_type == "stream" else
+                                         o.get("data", {}).get("text/plain", "")
+                                         for o in cell.outputs if o.output_type != "execute_result")
             for cell in nb.cells if is_hidden_test(cell)}
 
 
@@ -492,7 +494,8 @@ def test_feedback_shows_verdicts_but_no_hidden_test_source(nbgrader, course):
     # fani deleted the MultiHeadAttention hidden cell: its verdicts are in her feedback all the same
     page = (course / "feedback" / "fani" / "attention" / "attention.html").read_text(encoding="utf-8")
     titles = [c.title["id"] for c in plans.resolve(COURSE, "attention").checks if c.target == "MultiHeadAttention"]
-    assert all(html.escape(title, quote=False) in page for title in titles)
+    shown = html.unescape(re.sub(r"<[^>]+>", "", page))  # the verdict table renders `code`
+    assert all(title.replace("`", "") in shown for title in titles)
     assert "grade_target" not in page and "terhapus" in page
 
 
@@ -506,6 +509,20 @@ def test_feedback_shows_hints_and_pictures(nbgrader, course):
     assert 'data-kind="attention_weights"' in page and "<svg" in page
     assert "Petunjuk" in page and "sdpa.numeric" in page
     assert "grade_target" not in page
+    # each verdict once: the table, not also the cell's text form ("✗ [0/2] title")
+    assert not re.search(r"[✓✗] \[\d", page)
+    checks = plans.resolve(COURSE, "attention").checks
+    titles = [c.title["id"] for c in checks]
+    passed = [c.title["id"] for c in checks  # a failed one is also listed with its hint, to fix
+              if f'<span class="ok">✓</span></td><td><code>{c.id}</code>' in page]
+    unique = [t for t in passed if titles.count(t) == 1 and "`" not in t]
+    shown = {t: html.escape(t, quote=False) for t in unique}  # a row of the table, not the text form too
+    assert len(unique) > 10 and all(page.count(f"</code> {e}</td>") == 1 and f"] {e}" not in page
+                                    for e in shown.values())
+    # the notebook's math as text, none left for MathJax (a CDN nobody reaches offline)
+    assert "√d<sub>k</sub>" in page and "QK<sup>⊤</sup>" in page
+    prose = page.split("</script>")[-1]
+    assert "$" not in prose and "\\frac" not in prose and "\\sqrt" not in prose
 
 
 # -- no student cell runs in nbgrader -------------------------------------------------------------
@@ -574,7 +591,7 @@ def test_configure_refuses_an_autograde_pipeline_that_runs_notebooks(monkeypatch
     hook.configure(c, str(COURSE_DIR), argv=argv)
     assert c.Autograde.autograde_preprocessors == hook.KIT_PIPELINE
     assert c.Autograde.exporter_class == hook.KIT_READER
-    assert "nbgrader.preprocessors.ClearHiddenTests" in c.GenerateFeedback.preprocessors
+    assert "autograder.nbgrader.feedback.ReadableFeedback" in c.GenerateFeedback.preprocessors
 
 
 # -- a notebook that is not JSON ---------------------------------------------------------------------

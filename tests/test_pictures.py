@@ -330,3 +330,19 @@ def test_pictures_are_drawn_in_milliseconds(correct_attention):
     for _ in range(10):
         feedback_html.feedback_html(result, "id", plan.title)
     assert (time.process_time() - started) / 10 < 0.1
+
+
+def test_a_hidden_cell_shows_its_verdicts_once(correct_attention):
+    """Under nbgrader the cell's verdicts are one output: HTML where HTML shows (the problems
+    included), the plain text as its text/plain elsewhere; a target without checks gets text."""
+    plan, drawn = correct_attention
+    outcomes = [Outcome(c.info, "passed", c.points, None) for c in plan.checks]
+    result = StudentResult("ani", "attention", None, outcomes=tuple(outcomes),
+                           problems=(bilingual("Sel 3: SyntaxError", "Cell 3: SyntaxError"),),
+                           pictures=drawn)
+    [only] = feedback_html.hidden_cell_output(result, "scaled_dot_product_attention", "id",
+                                              text="Sel 3: SyntaxError\n✓ ...\n")
+    assert only["output_type"] == "display_data" and only["data"]["text/plain"].startswith("Sel 3")
+    assert "Sel 3: SyntaxError" in only["data"]["text/html"]
+    [text] = feedback_html.hidden_cell_output(result, "positional_encoding", "id", text="t\n")
+    assert text["output_type"] == "stream" and text["text"] == "t\n"

@@ -223,4 +223,4 @@ except ModuleNotFoundError:
         raise ModuleNotFoundError(
             "Berkas cek_mandiri.py tidak ditemukan: letakkan di folder yang sama dengan notebook "
             "ini (di Colab: unggah lewat panel Files), lalu jalankan sel ini lagi.") from None
-cek_mandiri("decoder", globals())
+cek_mandiri("decoder", globals());

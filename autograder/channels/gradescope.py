@@ -172,6 +172,12 @@ def bundle(course, plan, output, language=None, extra_index_url=None):
         for path in sorted((KIT_ROOT / package).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
                 files[f"kit/{path.relative_to(KIT_ROOT).as_posix()}"] = path.read_bytes()
+    roster = getattr(course.late, "roster", "")
+    if roster:  # course.toml names it: without it the course file does not load (Gradescope
+        # applies its own late policy; the roster's extensions are not used there)
+        if Path(roster).is_absolute() or ".." in Path(roster).parts:
+            raise BundleError(f"late.roster {roster!r} must be a path below course.toml's folder to be bundled")
+        files[f"kit/{Path(roster).as_posix()}"] = (Path(course.path).parent / roster).read_bytes()
     if plan.source_notebook:
         files[f"kit/assignments/source/{plan.name}/{plan.notebook}"] = Path(plan.source_notebook).read_bytes()
     output = Path(output)

@@ -53,7 +53,8 @@ class Column:
 class Gradebook:
     columns: list = field(default_factory=list)  # Column, in the order the folders were given
     scores: dict = field(default_factory=dict)  # student -> {assignment: score, None: no grade}
-    notes: dict = field(default_factory=dict)  # student -> {assignment: why there is no grade}
+    notes: dict = field(default_factory=dict)  # student -> {assignment: why there is no grade,
+    #                                              or the late penalty taken from it}
 
 
 def collect(out_dirs):
@@ -88,6 +89,8 @@ def collect(out_dirs):
                 book.scores.setdefault(record.student, {})[name] = None if why else record.score
                 if why:
                     book.notes.setdefault(record.student, {})[name] = why
+                elif record.late and record.late.days:  # the points are after the penalty: say so
+                    book.notes.setdefault(record.student, {})[name] = record.late.words(record.raw_score)[lang]
     return book
 
 

@@ -276,4 +276,5 @@ def causal_values(ctx):
 
 def _other_length(ctx):
     """A length other than the chapter's (and never the hidden one: messages show it)."""
-    return next(t for t in (9, 11, 13) if t not in (ctx.avoid.length, ctx.chapter.length))
+    return next(t for t in (9, 11, 13)
+                if t not in (ctx.avoid.length, ctx.avoid.decoder_length, ctx.chapter.length))

@@ -81,7 +81,7 @@ def _pool_fault(plan):
 
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
         sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None,
-        scheduler_timeout=None):
+        scheduler_timeout=None, lateness=None):
     """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
@@ -92,7 +92,9 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     ``distributed.CONNECT_SECONDS``). ``course``: which course file, for summary.json.
     ``on_others(records, outdated)`` hears of the records in ``out_dir`` of students outside
     this batch (kept in the class files) and, per student, why one is out of date. ``pool``: a
-    ``pool.GradingPool`` forked for ``plan`` grades instead of threads."""
+    ``pool.GradingPool`` forked for ``plan`` grades instead of threads. ``lateness``: {student:
+    late.Lateness} (see ``late_of``), kept in each record and taken from its points."""
+    lateness = lateness or {}
     out_dir = Path(out_dir)
     jobs = max(1, jobs or default_jobs())
     # The grader's own tensors are tiny; torch's thread pool only makes the jobs contend.
@@ -100,7 +102,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     started, clock = datetime.now(timezone.utc), time.monotonic()
     graded, todo, reasons = {}, [], {}
     for submission in submissions:
-        expected = resume.fingerprint(submission, plan)
+        expected = resume.fingerprint(submission, plan, lateness.get(submission.student))
         previous, why = (None, "--regrade") if regrade else resume.previous_result(out_dir, submission, expected)
         if previous is not None:
             graded[submission.student] = previous
@@ -134,7 +136,8 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
             # counted (``on_result``) before a Ctrl-C held back meanwhile is delivered.
             with _no_interrupt():
                 result = _write_student(out_dir, result.with_changes(
-                    fingerprint=expected_by_student[result.student]), plan)
+                    fingerprint=expected_by_student[result.student],
+                    late=lateness.get(result.student)), plan)
                 graded[result.student] = result
                 if on_result:
                     on_result(result)
@@ -171,6 +174,26 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     reports.write_batch(out_dir, batch)
     class_report.write(out_dir, batch, plan, analysed)
     return batch
+
+
+def late_of(plan, submissions):
+    """({student: late.Lateness}, {student: why its time could not be read}) for the
+    submissions with a timestamp.txt, under the plan's deadline (none: nothing is late)."""
+    from autograder import late
+
+    found, problems = {}, {}
+    if plan.deadline is None:
+        return found, problems
+    for submission in submissions:
+        try:
+            when = late.submission_time(submission.path)
+        except late.LateError as error:
+            problems[submission.student] = str(error)
+            continue
+        lateness = plan.lateness(submission.student, when)
+        if lateness is not None:
+            found[submission.student] = lateness
+    return found, problems
 
 
 def _other_records(out_dir, plan, submissions):

@@ -22,17 +22,20 @@ def kit_digest():
 
 
 PARTS = {"submission": "the submission changed", "plan": "the course settings changed",
-         "kit": "the autograder changed"}
+         "kit": "the autograder changed", "late": "its submission time or extension changed"}
 
 
-def fingerprint(submission, plan):
-    """What a student's record depends on, part by part, so that resume can say what changed."""
+def fingerprint(submission, plan, late=None):
+    """What a student's record depends on, part by part, so that resume can say what changed
+    (``late``: the submission's late.Lateness, which depends on its time and extension)."""
     digest = hashlib.sha256(json.dumps([submission.student, submission.assignment]).encode())
     try:
         digest.update(Path(submission.path).read_bytes() if submission.path else b"<missing>")
     except OSError:
         digest.update(b"<unreadable>")
-    parts = {"submission": digest.hexdigest(), "plan": plan.fingerprint(), "kit": kit_digest()}
+    lateness = hashlib.sha256(json.dumps(late.to_json() if late else None, sort_keys=True).encode())
+    parts = {"submission": digest.hexdigest(), "plan": plan.fingerprint(), "kit": kit_digest(),
+             "late": lateness.hexdigest()}
     return ";".join(f"{name}={value[:24]}" for name, value in parts.items())
 
 

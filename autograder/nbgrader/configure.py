@@ -11,12 +11,18 @@
   ``SandboxedGrades`` stops nbgrader (exit 2) before any notebook is read, whatever the
   command (formgrader autogrades too); one that sets no list gets the kit's (nbgrader's
   default list runs ``Execute``), and the kit's reader of submitted notebooks.
+- Kernels nbgrader starts (``nbgrader validate``) talk to it over IPC sockets in the Jupyter
+  runtime folder (``KernelManager.transport``), not TCP on localhost: each kernel warned that
+  it "is running over TCP without encryption", and any local user could connect to one.
 - nbgrader's log buries real tampering under noise: a "checksum has changed" warning for
   every hidden-test cell of every submission (the released notebook holds the cell without its
   hidden tests, so its checksum never matches the source's), and SQLAlchemy's "not in session"
   warnings from nbgrader's own gradebook code. Those are summarised once; a checksum warning
   for any other cell (a student who edited a read-only or test cell) is left as it is, beside
-  the kit's own "tampered/duplicated/deleted cell" lines.
+  the kit's own "tampered/duplicated/deleted cell" lines. With the kit's late-submission plugin,
+  nbgrader's own lines about lateness ("… is 259260.0 seconds late", counted before the
+  roster's extension is in gradebook.db, and "Late submission penalty: None" within the grace
+  period) give way to the kit's one line per late student, with the rule applied.
 """
 
 import json
@@ -29,7 +35,7 @@ from pathlib import Path
 from autograder import config
 
 SPURIOUS_SQL = r"Object of type <\w+> not in session, \w+ operation along"
-APP_LOGGERS = ("AutogradeApp", "NbGraderApp")
+APP_LOGGERS = ("AutogradeApp", "NbGraderApp", "GenerateFeedbackApp", "ValidateApp")
 
 
 def configure(c, course_root, argv=None):
@@ -57,10 +63,13 @@ def configure(c, course_root, argv=None):
     hidden = hidden_test_cells(Path(course_root) / "source")
     for name in APP_LOGGERS:
         logging.getLogger(name).addFilter(ExpectedChecksums(hidden))
+        if c.AssignLatePenalties.plugin_class == KIT_LATE:
+            logging.getLogger(name).addFilter(KitSaysLateness())
     return course, found_by
 
 
 KIT_GRADER = "autograder.nbgrader.plugin.SandboxedGrades"
+KIT_LATE = "autograder.nbgrader.late.CourseLatePenalty"
 KIT_READER = "autograder.nbgrader.plugin.SubmittedNotebooks"
 # nbgrader 0.9's default autograde preprocessors, in their order, with the kit's grader in
 # Execute's place (the list assignments/nbgrader_config.py sets).
@@ -74,12 +83,13 @@ KIT_PIPELINE = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
-# nbgrader's generate_feedback preprocessors, and ClearHiddenTests: a hidden cell shows its
-# verdicts (its output), not its source.
+# nbgrader's generate_feedback preprocessors, and ClearHiddenTests as the kit's
+# ReadableFeedback: a hidden cell shows its verdicts (its output), not its source, and the
+# notebook's math is readable text without MathJax's CDN (autograder/nbgrader/feedback.py).
 KIT_FEEDBACK = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "nbgrader.preprocessors.ClearHiddenTests",
+    "autograder.nbgrader.feedback.ReadableFeedback",
 ]
 
 
@@ -94,6 +104,10 @@ def autograde_pipeline_problem(c):
         c.Autograde.exporter_class = KIT_READER
     if "preprocessors" not in c.GenerateFeedback:  # nbgrader's default shows the hidden cells' source
         c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
+    if "transport" not in c.KernelManager:  # see configure()'s docstring
+        c.KernelManager.transport = "ipc"
+    if "plugin_class" not in c.AssignLatePenalties:  # course.toml's [late] (autograder/nbgrader/late.py)
+        c.AssignLatePenalties.plugin_class = KIT_LATE
     entries = list(c.Autograde.autograde_preprocessors)
     try:
         executing = executing_entry(entries)
@@ -173,3 +187,13 @@ class ExpectedChecksums(logging.Filter):
                                    "(released notebooks hold them without their hidden tests) and are "
                                    "not shown; the autograder reports tampered cells itself"), ()
         return True
+
+
+class KitSaysLateness(logging.Filter):
+    """Drops nbgrader's lateness lines: SandboxedGrades says it once per student, extension,
+    grace and penalty applied (autograder/nbgrader/late.py)."""
+
+    def filter(self, record):
+        message = record.getMessage()
+        return not ((message.startswith("SubmittedAssignment<") and message.endswith(" seconds late"))
+                    or message.startswith("Late submission penalty: "))

@@ -59,6 +59,8 @@ def target_report(result, target, lang, with_problems=None):
     if with_problems is None:
         with_problems = target == result.outcomes[0].check.target
     lines = []
+    if with_problems and result.late:  # the points below are before nbgrader's late penalty
+        lines += [result.late.words(result.raw_score)[lang], ""]
     if with_problems and result.problems:
         lines.append(f"{WORDS[lang]['problems']}:")
         lines += [f"- {problem[lang]}" for problem in result.problems]

@@ -16,7 +16,8 @@ instructor (``Execute``): with the network, the course folder, ``gradebook.db`` 
   runs no cell: it grades the kept bytes exactly as ``autograder grade`` grades the file (same
   loader: read-only cells restored from the source notebook, tampered or deleted cells
   reported; student code only in the sandboxed worker), clears every code cell's outputs and
-  writes each hidden cell's output: the verdicts and the points as the cell's result, which
+  writes each hidden cell's output: the verdicts (one output: HTML with hints and pictures, and
+  the same as plain text for what cannot show HTML) and the points as the cell's result, which
   ``SaveAutoGrades`` records as partial credit. A hidden cell the student deleted is put back
   with its verdict. Any other test cell gets no points from a kernel that does not run: a
   0-point one (the self-check) shows a note, one worth points is an error worth 0.
@@ -36,6 +37,7 @@ from autograder import loading, plan as plans
 from autograder.grading.grader import grade_loaded
 from autograder.nbgrader.configure import executing_entry
 from autograder.nbgrader.hidden_cells import grade_quietly, target_report
+from autograder.nbgrader.late import sync_gradebook
 from autograder.reports import write_atomic
 from autograder.reports.feedback_html import feedback_html, hidden_cell_output
 from autograder.texts import bilingual
@@ -145,8 +147,12 @@ class SandboxedGrades(NbGraderPreprocessor):
         else:  # nbgrader has restored its read-only cells already
             loaded = loading.load_notebook(nb, source=plan.source_notebook)
         result = grade_quietly(loaded, student, plan)
+        result = result.with_changes(late=sync_gradebook(plan, info, self.log))
         self.log.info("Sandboxed grade of %s / %s: %g/%g", student, plan.name,
-                      result.score, result.max_score)
+                      result.raw_score, result.max_score)
+        if result.late and result.late.late:  # a penalty is worth a warning; the grace period is not
+            (self.log.warning if result.late.days else self.log.info)(
+                "%s / %s: %s", student, plan.name, result.late.words(result.raw_score)["en"])
         for problem in result.problems:
             self.log.warning("%s / %s: %s", student, plan.name, problem["en"])
         self._restore_deleted_hidden_cells(nb, plan, info)
@@ -166,8 +172,7 @@ class SandboxedGrades(NbGraderPreprocessor):
                                  target, most)
                 points = most
             cell.outputs = [
-                nbformat.v4.new_output("stream", name="stdout", text=report + "\n"),
-                *hidden_cell_output(result, target, plan.language, shown=report),  # hints, pictures
+                *hidden_cell_output(result, target, plan.language, text=report + "\n"),
                 nbformat.v4.new_output("execute_result", data={"text/plain": repr(points)},
                                        execution_count=None),
             ]

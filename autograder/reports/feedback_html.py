@@ -122,6 +122,8 @@ def feedback_html(result, lang, title=None):
            f"<li><b>{escape(words['student'])}:</b> {escape(result.student)}</li>",
            f"<li><b>{escape(words['source'])}:</b> {source}</li>",
            f"<li><b>{escape(words['score'])}: {fmt(result.score)}/{fmt(result.max_score)}</b></li>",
+           *([f'<li class="late">{text(result.late.words(result.raw_score)[lang])}</li>']
+             if result.late else []),
            "</ul>"]
     headline = not_graded(result, lang)
     if headline:  # nothing was graded: say so first, and why
@@ -227,20 +229,26 @@ def hidden_cell_html(result, target, lang, shown=""):
         return None
     first = next(iter(by_target(result.outcomes)))
     body = []
+    if target == first and result.late and result.late.words(result.raw_score)[lang] not in shown:
+        body = [f'<p class="late"><b>{text(result.late.words(result.raw_score)[lang])}</b></p>']
     if target == first and not all(clean(p[lang]) in shown for p in result.problems):
-        body = problems_html(result, lang)
+        body += problems_html(result, lang)
     body += target_html(result, target, outcomes, lang)
     return f'<div class="autograder-feedback"><style>{_SCOPED}</style>' + "\n".join(body) + "</div>"
 
 
-def hidden_cell_output(result, target, lang, shown=""):
-    """The same as a list of nbformat outputs: one ``display_data`` (``text/html``), or none."""
+def hidden_cell_output(result, target, lang, shown="", text=None):
+    """The same as a list of nbformat outputs: one ``display_data`` (``text/html``), or none.
+    With ``text`` (the cell's verdicts as plain text), one output that shows each verdict once:
+    the HTML (the problems included) where HTML shows, ``text`` as its ``text/plain`` elsewhere,
+    or a ``stream`` of ``text`` when the target has no checks."""
     import nbformat
 
-    markup = hidden_cell_html(result, target, lang, shown)
+    markup = hidden_cell_html(result, target, lang, "" if text is not None else shown)
     if markup is None:
-        return []
-    return [nbformat.v4.new_output("display_data", data={"text/html": markup})]
+        return [] if text is None else [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    data = {"text/html": markup} if text is None else {"text/html": markup, "text/plain": text}
+    return [nbformat.v4.new_output("display_data", data=data)]
 
 
 def _scoped(style, scope=".autograder-feedback"):

@@ -37,6 +37,8 @@ def results_json(result, lang, title=None):
                        **({"diagnosis": explained[o.check.id].mistake} if o.check.id in explained else {})},
     } for o in result.outcomes]
     lines = [words["summary"].format(score=fmt(result.score), max=fmt(result.max_score))]
+    if result.late:
+        lines.append(result.late.words(result.raw_score)[lang])
     headline = not_graded(result, lang)
     if headline:  # first, before any detail: nothing was graded, and why
         lines += [headline, NOT_GRADED[lang]["none_ran"]]
@@ -105,10 +107,15 @@ def write_batch(out_dir, batch):
 def gradebook_csv(batch):
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "assignment", "score", "max_score"] + [c.id for c in batch.checks])
+    dated = any(r.late for r in batch.results)  # a deadline: when, how late, what it cost
+    late_columns = ["submitted", "days_late", "late_penalty"] if dated else []
+    writer.writerow(["student", "assignment", "score", "max_score", *late_columns]
+                    + [c.id for c in batch.checks])
     for result in batch.results:
         earned = {o.check.id: o.score for o in result.outcomes}
-        writer.writerow([clean(result.student), batch.assignment, fmt(result.score), fmt(result.max_score)]
+        late = ([result.late.submitted, result.late.days, fmt(result.late_penalty)] if result.late
+                else ["", "", ""])[:len(late_columns)]
+        writer.writerow([clean(result.student), batch.assignment, fmt(result.score), fmt(result.max_score), *late]
                         + [fmt(earned[c.id]) if c.id in earned else "" for c in batch.checks])
     return buffer.getvalue()
 
@@ -131,6 +138,7 @@ def summary(batch):
         "students": [{
             "student": clean(r.student), "folder": student_folder(r.student), "source": r.source,
             "score": r.score, "max_score": r.max_score, "status": s, "failed": r.failed_ids,
+            **({"late": {**r.late.to_json(), "penalty": r.late_penalty}} if r.late else {}),
             "problems": [clean(p["en"]) for p in r.problems], "execution_time": r.execution_time,
             "diagnoses": [{"target": d.target, "mistake": d.mistake} for d in r.diagnoses],
             **({"report_error": clean(r.report_error)} if r.report_error else {}),

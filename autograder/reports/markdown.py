@@ -16,7 +16,10 @@ def feedback_md(result, lang, title=None):
     out = [f"# {words['title']}: {inline(title or result.assignment)}", "",
            f"- **{words['student']}:** {inline(result.student)}",
            f"- **{words['source']}:** {source}",
-           f"- **{words['score']}: {fmt(result.score)}/{fmt(result.max_score)}**", ""]
+           f"- **{words['score']}: {fmt(result.score)}/{fmt(result.max_score)}**"]
+    if result.late:
+        out.append(f"- {inline(result.late.words(result.raw_score)[lang])}")
+    out.append("")
     headline = not_graded(result, lang)
     if headline:  # nothing was graded: say so first, and why
         what, _, why = headline.partition(": ")
