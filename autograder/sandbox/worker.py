@@ -26,6 +26,7 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
+import tracing  # noqa: E402
 import wire  # noqa: E402
 
 STUDENT_FILE_PREFIX = "<student "
@@ -122,9 +123,12 @@ MAX_BATCH = 16  # requests one batch may hold (the grader defers at most 8 new o
 
 
 def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
-    """A copy of a call's argument or result as it is now (later in-place edits do not reach it)."""
+    """A copy of a call's argument or result as it is now (later in-place edits do not reach it);
+    a tensor becomes a plain ``torch.Tensor`` (a subclass of the student's is read without its
+    ``__torch_function__``), or None when it cannot be read."""
     if isinstance(value, torch.Tensor):
-        return torch.Tensor.clone(torch.Tensor.detach(value))
+        return tracing.plain_copy(value) if type(value) is not torch.Tensor else \
+            torch.Tensor.clone(torch.Tensor.detach(value))
     if depth > 0 and isinstance(value, (tuple, list)):
         return type(value)(_snapshot(v, depth - 1) for v in value) if type(value) in (tuple, list) \
             else tuple(_snapshot(v, depth - 1) for v in value)
@@ -267,6 +271,8 @@ class _Recorder:
         recorder = self
 
         def recorded(*args, **kwargs):
+            if tracing.inside_transform():  # torch.func's vmap/grad/jvp: its tensors must not escape
+                return original(*args, **kwargs)
             index = recorder.counts.get(names[0], 0)
             recorder.counts[names[0]] = index + 1
             if len(recorder.records) >= MAX_RECORDS:
@@ -468,9 +474,17 @@ class Worker:
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         if isinstance(request.get("seed"), int):  # a recorded call, made again with its own seed
             torch.manual_seed(request["seed"])
+        tracer = tracing.Tracer(request["trace"]) if isinstance(request.get("trace"), dict) else None
         with torch.no_grad():
-            result, records = self._run(request, fn, args, kwargs)
+            if tracer is None:
+                result, records = self._run(request, fn, args, kwargs)
+            else:
+                tracer.add_inputs(args, kwargs)
+                with tracer:
+                    result, records = self._run(request, fn, args, kwargs)
         reply = {"result": wire.encode_value(result)}
+        if tracer is not None:
+            reply["trace"] = tracer.report(wire.encode_value)
         if records is not None:
             reply["records"] = records
         if request.get("return_inputs"):
