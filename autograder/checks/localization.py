@@ -30,14 +30,15 @@ BLOCKED = -1e4  # at or below: a blocked score (-inf, -1e9 and -1e4 read the sam
 LAYOUT, PERMUTED = "layout", "permuted"
 
 
-def localize(session, plan, outcomes, diagnoses=()):
+def localize(session, plan, outcomes, diagnoses=(), forced=False):
     """Localization records for the targets of ``outcomes`` that failed a check the catalogue
-    does not explain (at most one per target)."""
+    does not explain (at most one per target); ``forced``: every target of ``outcomes``, as if
+    all its checks had failed (the tests' probe of correct code, which must get none)."""
     from autograder.grading.messages import place  # grading imports the checks
 
     failed = {}
     for o in outcomes:
-        if o.status in ("failed", "timeout"):
+        if o.status in ("failed", "timeout") or forced:
             failed.setdefault(o.check.target, []).append(o.check.id)
     diagnosed = {d.target for d in diagnoses}
     explained = {c for d in diagnoses for c in d.explains}
@@ -105,7 +106,10 @@ def locate(steps, result, entries):
         anchor = min(matches[step.name])
         taken -= set(matches[step.name])
         taken |= {anchor}
-    where = _line(step, entries, prepared, anchor, taken, permuted[step.name])
+    seeds = {i for d in step.deps for i in matches.get(d, ())}
+    if step.returned is not None and matches[step.name]:
+        seeds = {anchor}
+    where = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
     origin, line = where if where else (None, None)
     return step, after, origin, line
 
@@ -217,11 +221,22 @@ def _returned(result, position):
     return None
 
 
-def _line(step, entries, prepared, anchor, taken, permuted):
-    """(origin, line) where the student computes what should be ``step``, or None."""
+def _line(step, entries, prepared, anchor, taken, permuted, seeds):
+    """(origin, line) where the student computes what should be ``step``, or None: the tensor
+    that holds its values otherwise arranged; else the first tensor made from the steps it is
+    computed from (``seeds``: their entries) that is no step found; else the first tensor of its
+    size after them that is no step found."""
     for index in permuted:
         if index > anchor and entries[index]["origin"] is not None:
             return entries[index]["origin"], entries[index]["line"]
+    for index in range(len(entries)):
+        entry = entries[index]
+        if index in taken or entry["origin"] is None or not seeds.intersection(entry["inputs"]):
+            continue
+        ready = prepared[index]
+        if ready is not None and ready[2] is not None and bool(ready[2][0] == ready[2][-1]):
+            continue  # a constant made from it (a mask's fill): not a step
+        return entry["origin"], entry["line"]
     sizes = {step.value.numel()}
     if step.head_axis is not None:
         sizes.add(step.value.numel() // step.value.size(step.head_axis))
