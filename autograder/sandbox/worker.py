@@ -238,6 +238,7 @@ class _Recorder:
         self.records, self.dropped, self.counts = [], 0, {}
         self.seed = spec.get("seed") if isinstance(spec.get("seed"), int) else 0
         self._undo = []
+        self._pending, self._opened = {}, {}  # id(sub-layer) -> its hooks' state (see _hook)
 
     def __enter__(self):
         by_module = {}
@@ -249,7 +250,8 @@ class _Recorder:
             instance = _get(module, "__dict__")
             had, before = "forward" in instance, instance.get("forward")
             original = _get(module, "forward")
-            object.__setattr__(module, "forward", self._wrap(original, names))
+            self._hook(module)
+            object.__setattr__(module, "forward", self._wrap(original, names, module))
             self._undo.append(lambda m=module, h=had, b=before: (
                 object.__setattr__(m, "forward", b) if h else object.__delattr__(m, "forward")))
         namespace = self.worker.namespace
@@ -266,13 +268,40 @@ class _Recorder:
         self._undo = []
         return False
 
-    def _wrap(self, original, names):
+    def _hook(self, module):
+        """A sub-layer with hooks of the student's is recorded as the block calls it: the
+        arguments before its pre-hooks, the result after its hooks (the grader calls it again
+        that way). Hooks of ours, the first pre-hook and the last hook, for this request."""
+        if not (_get(module, "_forward_pre_hooks") or _get(module, "_forward_hooks")):
+            return
+        pending, opened = [], []
+        self._pending[id(module)], self._opened[id(module)] = pending, opened
+
+        def before(_, args, kwargs):
+            if not tracing.inside_transform():
+                pending.append((_snapshot(list(args)), _snapshot(dict(kwargs))))
+
+        def after(_, args, output):
+            if opened and not tracing.inside_transform():
+                entry = opened.pop()
+                if "replaced" in entry:  # the stand-in stays the record (the grader checks it)
+                    return
+                entry["output"] = _snapshot(output)
+                entry["grad"]["output"] = any(t.requires_grad for t in _tensors(output))
+
+        handles = [torch.nn.Module.register_forward_pre_hook(module, before, prepend=True, with_kwargs=True),
+                   torch.nn.Module.register_forward_hook(module, after)]
+        self._undo.append(lambda: [handle.remove() for handle in handles])
+
+    def _wrap(self, original, names, module=None):
         params, defaults = _signature(original)
         recorder = self
+        pending = self._pending.get(id(module)) if module is not None else None
 
         def recorded(*args, **kwargs):
             if tracing.inside_transform():  # torch.func's vmap/grad/jvp: its tensors must not escape
                 return original(*args, **kwargs)
+            given = pending.pop() if pending else None  # the arguments before its pre-hooks
             index = recorder.counts.get(names[0], 0)
             recorder.counts[names[0]] = index + 1
             if len(recorder.records) >= MAX_RECORDS:
@@ -292,8 +321,9 @@ class _Recorder:
             # sub-layer again elsewhere (a sub-layer that draws random numbers gives the same)
             seed = recorder.seed + len(recorder.records)
             torch.manual_seed(seed)
+            given = given or (_snapshot(list(args)), _snapshot(dict(kwargs)))
             entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
-                     "args": _snapshot(list(args)), "kwargs": _snapshot(dict(kwargs)), "seed": seed,
+                     "args": given[0], "kwargs": given[1], "seed": seed,
                      "grad": {"enabled": torch.is_grad_enabled(),
                               "inputs": any(t.requires_grad for t in inputs)}}
             recorder.records.append(entry)
@@ -312,6 +342,9 @@ class _Recorder:
                     result = _copies(standin)
             entry["output"] = _snapshot(result)
             entry["grad"]["output"] = any(t.requires_grad for t in _tensors(result))
+            opened = recorder._opened.get(id(module)) if module is not None else None
+            if opened is not None:  # its hooks run next: the result is what they leave
+                opened.append(entry)
             return result
 
         recorded.__name__ = getattr(original, "__name__", "forward")
