@@ -14,7 +14,8 @@ The grader uses the trace for feedback only (``autograder.checks.localization``)
 decides a point, so a student's code that lies in it, hides from it or breaks it changes no
 verdict. Inside a ``torch.func`` transform (``vmap``, ``grad``, ``jvp``) a tensor is unwrapped
 to the plain tensor below it (a vmapped head's scores are recorded as all heads' scores, the
-mapped dimension included) before it is copied, so nothing escapes the transform.
+mapped dimensions first) before it is copied, so nothing escapes the transform; the worker's
+recorder copies a sub-layer's arguments and result the same way (``plain_copy``).
 """
 
 import sys
@@ -51,13 +52,21 @@ def plain_copy(tensor):
 
 
 def unwrapped(tensor):
-    """The plain tensor below any ``torch.func`` wrapper (vmap's batched, grad's, jvp's)."""
+    """The plain tensor below any ``torch.func`` wrapper (vmap's batched, grad's, jvp's), each
+    mapped dimension moved to the front, outermost first: what a call inside ``vmap`` got for
+    every example at once."""
     if _functorch is None:
         return tensor
     for _ in range(MAX_UNWRAP):
         if not _functorch.is_functorch_wrapped_tensor(tensor):
             break
-        tensor = _functorch.get_unwrapped(tensor)
+        if _functorch.is_batchedtensor(tensor):
+            dim = _functorch.maybe_get_bdim(tensor)
+            tensor = _functorch.get_unwrapped(tensor)
+            if dim > 0:
+                tensor = torch.Tensor.movedim(tensor, dim, 0)
+        else:
+            tensor = _functorch.get_unwrapped(tensor)
     return tensor
 
 

@@ -125,16 +125,23 @@ MAX_BATCH = 16  # requests one batch may hold (the grader defers at most 8 new o
 def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
     """A copy of a call's argument or result as it is now (later in-place edits do not reach it);
     a tensor becomes a plain ``torch.Tensor`` (a subclass of the student's is read without its
-    ``__torch_function__``), or None when it cannot be read."""
+    ``__torch_function__``; inside ``torch.func.vmap`` the tensor of every example at once, the
+    mapped dimensions first), or None when it cannot be read."""
     if isinstance(value, torch.Tensor):
-        return tracing.plain_copy(value) if type(value) is not torch.Tensor else \
-            torch.Tensor.clone(torch.Tensor.detach(value))
+        if type(value) is torch.Tensor and not tracing.inside_transform():
+            return torch.Tensor.clone(torch.Tensor.detach(value))
+        return tracing.plain_copy(value)
     if depth > 0 and isinstance(value, (tuple, list)):
         return type(value)(_snapshot(v, depth - 1) for v in value) if type(value) in (tuple, list) \
             else tuple(_snapshot(v, depth - 1) for v in value)
     if depth > 0 and isinstance(value, dict):
         return {str(k): _snapshot(v, depth - 1) for k, v in value.items()}
     return value
+
+
+def _needs_grad(tensor):
+    """Whether autograd tracks ``tensor`` (inside ``torch.func.vmap``: the tensor below it)."""
+    return tracing.unwrapped(tensor).requires_grad if tracing.inside_transform() else tensor.requires_grad
 
 
 def _tensors(value, depth=MAX_SNAPSHOT_DEPTH):
@@ -278,16 +285,15 @@ class _Recorder:
         self._pending[id(module)], self._opened[id(module)] = pending, opened
 
         def before(_, args, kwargs):
-            if not tracing.inside_transform():
-                pending.append((_snapshot(list(args)), _snapshot(dict(kwargs))))
+            pending.append((_snapshot(list(args)), _snapshot(dict(kwargs))))
 
         def after(_, args, output):
-            if opened and not tracing.inside_transform():
+            if opened:
                 entry = opened.pop()
                 if "replaced" in entry:  # the stand-in stays the record (the grader checks it)
                     return
                 entry["output"] = _snapshot(output)
-                entry["grad"]["output"] = any(t.requires_grad for t in _tensors(output))
+                entry["grad"]["output"] = any(_needs_grad(t) for t in _tensors(output))
 
         handles = [torch.nn.Module.register_forward_pre_hook(module, before, prepend=True, with_kwargs=True),
                    torch.nn.Module.register_forward_hook(module, after)]
@@ -299,8 +305,7 @@ class _Recorder:
         pending = self._pending.get(id(module)) if module is not None else None
 
         def recorded(*args, **kwargs):
-            if tracing.inside_transform():  # torch.func's vmap/grad/jvp: its tensors must not escape
-                return original(*args, **kwargs)
+            transformed = tracing.inside_transform()  # in torch.func's vmap, grad, jvp: see _snapshot
             given = pending.pop() if pending else None  # the arguments before its pre-hooks
             index = recorder.counts.get(names[0], 0)
             recorder.counts[names[0]] = index + 1
@@ -309,7 +314,7 @@ class _Recorder:
                 return original(*args, **kwargs)
             inputs = [t for t in _tensors((args, kwargs)) if torch.is_floating_point(t)]
             standin = None
-            for name in names:
+            for name in names if not transformed else ():  # no stand-in inside a transform
                 offered = recorder.standins.get(name, [])
                 if index < len(offered):
                     expected = offered[index].get("inputs") or []
@@ -320,12 +325,13 @@ class _Recorder:
             # each recorded call starts from a seed of its own, which the grader uses to call the
             # sub-layer again elsewhere (a sub-layer that draws random numbers gives the same)
             seed = recorder.seed + len(recorder.records)
-            torch.manual_seed(seed)
+            if not transformed:
+                torch.manual_seed(seed)
             given = given or (_snapshot(list(args)), _snapshot(dict(kwargs)))
             entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
                      "args": given[0], "kwargs": given[1], "seed": seed,
                      "grad": {"enabled": torch.is_grad_enabled(),
-                              "inputs": any(t.requires_grad for t in inputs)}}
+                              "inputs": any(_needs_grad(t) for t in inputs)}}
             recorder.records.append(entry)
             if standin is not None:  # the sub-layer works on copies: the block's tensors stay as they are
                 args, kwargs = _copies(args), _copies(kwargs)
@@ -341,7 +347,7 @@ class _Recorder:
                     entry["replaced"] = {"returned": _structure(result)}
                     result = _copies(standin)
             entry["output"] = _snapshot(result)
-            entry["grad"]["output"] = any(t.requires_grad for t in _tensors(result))
+            entry["grad"]["output"] = any(_needs_grad(t) for t in _tensors(result))
             opened = recorder._opened.get(id(module)) if module is not None else None
             if opened is not None:  # its hooks run next: the result is what they leave
                 opened.append(entry)
