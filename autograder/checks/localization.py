@@ -16,13 +16,16 @@ the line is that of the first tensor after those inputs that is no step found (o
 that holds the step's values in another arrangement).
 
 Nothing is said when it is not sure: the returned result matches, no step was found at all, the
-weights could not all be copied in, or the trace was cut short.
+weights could not all be copied in, or the trace was cut short. A target has several runs
+(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that raises on
+one, or computes it right, is tried on the next.
 """
 
 import torch
 
 from autograder.checks import reference_steps, targets
 from autograder.records import Localization
+from autograder.sandbox.process import StudentError
 from autograder.texts import bilingual
 
 RTOL, ATOL = 1e-3, 1e-4  # the same numbers, computed in another order or precision
@@ -50,7 +53,10 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
         if any(x.target in targets.parts_of(name) for x in found):
             continue  # the part's own first wrong step is the root
         for run in reference_steps.cached_runs(name, plan.chapter):
-            answer = _localize_run(session, run)
+            try:
+                answer = _localize_run(session, run)
+            except StudentError:
+                continue  # it raises on these inputs: the next run may still localize it
             if answer is not None:
                 step, after, origin, line = answer
                 found.append(_record(run, step, after, origin, line, checks, place))
@@ -99,7 +105,8 @@ def locate(steps, result, entries):
         return None
     step = frontier[0]
     after = [d for d in step.deps if found[d]]
-    taken = {i for s in steps if found[s.name] for i in matches[s.name]}
+    # the tensors of the steps found, in any arrangement (split heads are Q's values too)
+    taken = {i for s in steps if found[s.name] for i in (*matches[s.name], *permuted[s.name])}
     firsts = [min(matches[d]) for d in step.deps if matches.get(d)]
     anchor = max(firsts) if firsts else -1
     if step.returned is not None and matches[step.name]:  # computed right, then changed
@@ -107,6 +114,8 @@ def locate(steps, result, entries):
         taken -= set(matches[step.name])
         taken |= {anchor}
     seeds = {i for d in step.deps for i in matches.get(d, ())}
+    if not step.deps:  # computed from the target's inputs
+        seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
     if step.returned is not None and matches[step.name]:
         seeds = {anchor}
     where = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
