@@ -54,7 +54,7 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             continue  # the part's own first wrong step is the root
         for run in reference_steps.cached_runs(name, plan.chapter):
             try:
-                answer = _localize_run(session, run)
+                answer = _localize_run(session, run, outer=bool(targets.get(name).sublayers))
             except StudentError:
                 continue  # it raises on these inputs: the next run may still localize it
             if answer is not None:
@@ -64,7 +64,7 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
     return tuple(found)
 
 
-def _localize_run(session, run):
+def _localize_run(session, run, outer=False):
     """(failing step, the steps found it is computed from, origin, line), or None."""
     target = run.target
     if run.build is not None:
@@ -77,12 +77,14 @@ def _localize_run(session, run):
     result, trace = session.call_tracing(target, list(run.args), dict(run.kwargs))
     if trace["dropped"]:
         return None
-    return locate(run.steps, result, trace["entries"])
+    return locate(run.steps, result, trace["entries"], outer)
 
 
-def locate(steps, result, entries):
+def locate(steps, result, entries, outer=False):
     """The first wrong step of ``steps`` given what the target returned and the trace's
-    ``entries``: (step, [steps found it is computed from], origin, line), or None."""
+    ``entries``: (step, [steps found it is computed from], origin, line), or None. ``outer``:
+    give the line of the target's own forward (a block: the line that calls the sub-layer),
+    not the line inside a sub-layer."""
     prepared = [_prepare(e["value"]) if e["op"] != "input" else None for e in entries]
     matches, permuted, found = {}, {}, {}
     for step in steps:
@@ -118,8 +120,12 @@ def locate(steps, result, entries):
         seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
     if step.returned is not None and matches[step.name]:
         seeds = {anchor}
-    where = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
-    origin, line = where if where else (None, None)
+    index = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
+    origin, line = (None, None) if index is None else (
+        entries[index]["outer"] if outer and entries[index].get("outer") else
+        (entries[index]["origin"], entries[index]["line"]))
+    if origin is None:
+        line = None
     return step, after, origin, line
 
 
@@ -231,29 +237,28 @@ def _returned(result, position):
 
 
 def _line(step, entries, prepared, anchor, taken, permuted, seeds):
-    """(origin, line) where the student computes what should be ``step``, or None: the tensor
-    that holds its values otherwise arranged; else the first tensor made from the steps it is
-    computed from (``seeds``: their entries) that is no step found; else the first tensor of its
-    size after them that is no step found."""
+    """The entry where the student computes what should be ``step``, or None: the tensor that
+    holds its values otherwise arranged; else the earlier of the first tensor after the steps
+    it is computed from that is made from them (``seeds``: their entries) and the first tensor
+    of its size after them, neither a step found (a constant neither: a mask's fill)."""
     for index in permuted:
         if index > anchor and entries[index]["origin"] is not None:
-            return entries[index]["origin"], entries[index]["line"]
-    for index in range(len(entries)):
-        entry = entries[index]
-        if index in taken or entry["origin"] is None or not seeds.intersection(entry["inputs"]):
-            continue
-        ready = prepared[index]
-        if ready is not None and ready[2] is not None and bool(ready[2][0] == ready[2][-1]):
-            continue  # a constant made from it (a mask's fill): not a step
-        return entry["origin"], entry["line"]
+            return index
     sizes = {step.value.numel()}
     if step.head_axis is not None:
         sizes.add(step.value.numel() // step.value.size(step.head_axis))
+    made = sized = None
     for index in range(anchor + 1, len(entries)):
         entry, ready = entries[index], prepared[index]
-        if ready is None or index in taken or entry["origin"] is None or ready[0] not in sizes:
+        if index in taken or entry["origin"] is None or ready is None:
             continue
-        if ready[2] is not None and bool((ready[2][0] == ready[2][-1])):
-            continue  # a constant (a tensor of -inf to mask with): not a step
-        return entry["origin"], entry["line"]
-    return None
+        if ready[2] is not None and bool(ready[2][0] == ready[2][-1]):
+            continue
+        if made is None and seeds.intersection(entry["inputs"]):
+            made = index
+        if sized is None and ready[0] in sizes:
+            sized = index
+        if made is not None and sized is not None:
+            break
+    found = [i for i in (made, sized) if i is not None]
+    return min(found) if found else None

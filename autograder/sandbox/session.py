@@ -420,8 +420,8 @@ MAX_TRACE_ELEMENTS = 50_000  # per tensor: tracing.MAX_ELEMENTS
 
 def trace_answer(reply):
     """The trace of a ``call`` with ``trace`` on: {"entries": [{"value": float tensor, "op":
-    text, "origin": text or None, "line": int or None, "inputs": [earlier entries' indices]}],
-    "dropped": int}. Anything of another form, or beyond the worker's bounds, is a
+    text, "origin": text or None, "line": int or None, "outer": (origin, line) of the target's
+    own forward, "inputs": [earlier entries' indices]}], "dropped": int}. Anything of another form, or beyond the worker's bounds, is a
     ``WorkerFailure("bad_reply")``."""
     try:
         raw = reply["trace"]
@@ -438,14 +438,22 @@ def trace_answer(reply):
             inputs = _list(entry.get("inputs", []))[:8]
             if not all(type(i) is int and 0 <= i < number for i in inputs):
                 raise ValueError("bad inputs")
+            outer = entry.get("outer")
+            outer = outer if isinstance(outer, list) and len(outer) == 2 else [None, None]
             decoded.append({"value": value, "op": str(entry.get("op", ""))[:40],
                             "origin": str(origin)[:80] if origin is not None else None,
-                            "line": line if type(line) is int and 0 < line < 1 << 31 else None,
+                            "line": _line_number(line),
+                            "outer": (str(outer[0])[:80] if outer[0] is not None else None,
+                                      _line_number(outer[1])),
                             "inputs": list(inputs)})
         dropped = raw.get("dropped", 0)
         return {"entries": decoded, "dropped": dropped if type(dropped) is int and dropped >= 0 else 1}
     except (KeyError, TypeError, ValueError, AttributeError, wire.WireError) as error:
         raise WorkerFailure("bad_reply", f"malformed trace: {str(error)[:200]}") from None
+
+
+def _line_number(value):
+    return value if type(value) is int and 0 < value < 1 << 31 else None
 
 
 class EncodedValues(dict):

@@ -4,7 +4,8 @@ Loaded by the worker as a plain script (like ``wire``): it imports only the stan
 and torch. A request with ``"trace": {...}`` runs under ``Tracer``, a ``TorchFunctionMode`` that
 notes, for every torch function the student's code calls, each floating-point tensor it
 returns: a plain CPU copy of its values, the op's name, the student's cell and line that made
-the call (the innermost frame of the student's code), and which earlier entries were its
+the call (the innermost frame of the student's code, and the outermost: the line of the
+target's own forward that led to it), and which earlier entries were its
 tensor arguments (the data flow, by object identity while the call lasts). The call's own
 arguments come first, as entries of op ``input``. Bounded: at most ``MAX_ENTRIES`` entries, a
 tensor of at most ``MAX_ELEMENTS`` elements, ``MAX_TOTAL`` elements in all; past that the rest is
@@ -75,16 +76,19 @@ def inside_transform():
     return _functorch is not None and _functorch.peek_interpreter_stack() is not None
 
 
-def student_place():
-    """(origin, line) of the innermost frame of the student's code, or None."""
+def student_places():
+    """((origin, line) of the innermost frame of the student's code, (origin, line) of the
+    outermost: the target's own forward), or None."""
     frame = sys._getframe(2)
+    inner = outer = None
     depth = 0
     while frame is not None and depth < 200:
         name = frame.f_code.co_filename
         if name.startswith(STUDENT_FILE_PREFIX):
-            return name[len(STUDENT_FILE_PREFIX):-1][:80], frame.f_lineno
+            outer = name[len(STUDENT_FILE_PREFIX):-1][:80], frame.f_lineno
+            inner = inner or outer
         frame, depth = frame.f_back, depth + 1
-    return None
+    return (inner, outer) if inner else None
 
 
 def _tensors(value, depth=3):
@@ -130,9 +134,9 @@ class Tracer(TorchFunctionMode):
         self.total += count
         self._index[id(tensor)] = len(self.entries)
         self._alive.append(tensor)
-        origin, line = place if place else (None, None)
+        (origin, line), outer = place if place else ((None, None), (None, None))
         self.entries.append({"value": value, "op": op, "origin": origin, "line": line,
-                             "inputs": inputs[:MAX_INPUTS]})
+                             "outer": [outer[0], outer[1]], "inputs": inputs[:MAX_INPUTS]})
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -149,7 +153,7 @@ class Tracer(TorchFunctionMode):
             if outputs:
                 self.dropped += 1
             return
-        place = student_place()
+        place = student_places()
         if place is None:
             return
         inputs = []
