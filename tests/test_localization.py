@@ -128,8 +128,8 @@ def test_a_step_in_another_layout_is_found_and_the_first_wrong_one_named():
                        steps["masked"].clamp(min=-1e9).float(), (steps["masked"] * 1.5).float(), wrong.float(),
                        (wrong @ torch.randn(wrong.shape[-1], 4, dtype=torch.float64)).float())
     out, _ = _reference_result(run)
-    step, after, origin, line = localization.locate(run.steps, (out * 0 + 1, wrong.float()), entries)
-    assert (step.name, after, origin, line) == ("weights", ["masked"], "cell 3", 13)
+    found = localization.locate(run.steps, (out * 0 + 1, wrong.float()), entries)
+    assert (found.step.name, found.after, found.origin, found.line) == ("weights", ["masked"], "cell 3", 13)
 
 
 def test_values_in_another_arrangement_name_the_step_and_its_line():
@@ -140,8 +140,8 @@ def test_values_in_another_arrangement_name_the_step_and_its_line():
              reference_steps.Step("merged", localization.bilingual("b", "b"), merged, ("heads",)),
              reference_steps.Step("out", localization.bilingual("c", "c"), merged * 2, ("merged",), returned=-1))
     entries = _entries(heads.float(), wrong.float(), (wrong * 2).float())
-    step, after, origin, line = localization.locate(steps, (wrong * 2).float(), entries)
-    assert (step.name, after, line) == ("merged", ["heads"], 11)
+    found = localization.locate(steps, (wrong * 2).float(), entries)
+    assert (found.step.name, found.after, found.line) == ("merged", ["heads"], 11)
 
 
 def test_nothing_found_or_right_output_says_nothing():
@@ -157,8 +157,17 @@ def test_a_fused_step_counts_as_found():
     steps = {s.name: s.value for s in run.steps}
     bad = steps["masked"].softmax(-2)  # softmax over the queries
     entries = _entries(steps["scaled"].float(), steps["masked"].float(), bad.float())
-    step, after, _, line = localization.locate(run.steps, (bad.float(), bad.float()), entries)
-    assert (step.name, after, line) == ("weights", ["masked"], 12)
+    found = localization.locate(run.steps, (bad.float(), bad.float()), entries)
+    assert (found.step.name, found.after, found.line) == ("weights", ["masked"], 12)
+
+
+def test_a_result_computed_right_then_changed_says_so():
+    run = reference_steps.runs(targets.FFN, CHAPTER)[0]
+    steps = {s.name: s.value for s in run.steps}
+    spoiled = torch.nn.functional.layer_norm(steps["out"], steps["out"].shape[-1:])
+    entries = _entries(steps["hidden"].float(), steps["gelu"].float(), steps["out"].float(), spoiled.float())
+    found = localization.locate(run.steps, spoiled.float(), entries)
+    assert (found.step.name, found.changed, found.line) == ("out", True, 13)
 
 
 # -- a hostile worker ----------------------------------------------------------------------

@@ -21,6 +21,8 @@ weights could not all be copied in, or the trace was cut short. A target has sev
 one, or computes it right, is tried on the next.
 """
 
+from dataclasses import dataclass
+
 import torch
 
 from autograder.checks import reference_steps, targets
@@ -58,14 +60,13 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             except StudentError:
                 continue  # it raises on these inputs: the next run may still localize it
             if answer is not None:
-                step, after, origin, line = answer
-                found.append(_record(run, step, after, origin, line, checks, place))
+                found.append(_record(run, answer, checks, place))
                 break
     return tuple(found)
 
 
 def _localize_run(session, run, outer=False):
-    """(failing step, the steps found it is computed from, origin, line), or None."""
+    """``locate``'s answer for one run, or None."""
     target = run.target
     if run.build is not None:
         args, kwargs = run.build
@@ -82,7 +83,7 @@ def _localize_run(session, run, outer=False):
 
 def locate(steps, result, entries, outer=False):
     """The first wrong step of ``steps`` given what the target returned and the trace's
-    ``entries``: (step, [steps found it is computed from], origin, line), or None. ``outer``:
+    ``entries``: a ``Found``, or None. ``outer``:
     give the line of the target's own forward (a block: the line that calls the sub-layer),
     not the line inside a sub-layer."""
     prepared = [_prepare(e["value"]) if e["op"] != "input" else None for e in entries]
@@ -111,14 +112,14 @@ def locate(steps, result, entries, outer=False):
     taken = {i for s in steps if found[s.name] for i in (*matches[s.name], *permuted[s.name])}
     firsts = [min(matches[d]) for d in step.deps if matches.get(d)]
     anchor = max(firsts) if firsts else -1
-    if step.returned is not None and matches[step.name]:  # computed right, then changed
+    changed = step.returned is not None and bool(matches[step.name])
+    if changed:  # computed right, then changed before it is returned
         anchor = min(matches[step.name])
-        taken -= set(matches[step.name])
-        taken |= {anchor}
+        taken |= set(matches[step.name])
     seeds = {i for d in step.deps for i in matches.get(d, ())}
     if not step.deps:  # computed from the target's inputs
         seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
-    if step.returned is not None and matches[step.name]:
+    if changed:
         seeds = {anchor}
     index = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
     origin, line = (None, None) if index is None else (
@@ -126,15 +127,30 @@ def locate(steps, result, entries, outer=False):
         (entries[index]["origin"], entries[index]["line"]))
     if origin is None:
         line = None
-    return step, after, origin, line
+    return Found(step, after, origin, line, changed)
 
 
-def _record(run, step, after, origin, line, checks, place):
+@dataclass(frozen=True)
+class Found:
+    step: object  # reference_steps.Step
+    after: list  # the names of the steps found that it is computed from
+    origin: str | None
+    line: int | None
+    changed: bool = False  # found right in the trace, then changed before it is returned
+
+
+def _record(run, found, checks, place):
     titles = {s.name: s.title for s in run.steps}
+    step, after, origin, line = found.step, found.after, found.origin, found.line
     at = place(origin, line) if origin is not None else None
     where_id = f" ({at.id})" if at else ""
     where_en = f" ({at.en})" if at else ""
-    if after:
+    if found.changed:
+        text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} dihitung dengan benar, lalu diubah "
+                         f"lagi sebelum dikembalikan{where_id}.",
+                         f"{step.title.en[:1].upper()}{step.title.en[1:]} is computed right, then changed "
+                         f"before it is returned{where_en}.")
+    elif after:
         first_id = " dan ".join(titles[a].id for a in after)
         first_en = " and ".join(titles[a].en for a in after)
         text = bilingual(f"Sama dengan solusi acuan sampai {first_id}; yang pertama berbeda: "
