@@ -254,25 +254,32 @@ def _returned(result, position):
 
 def _line(step, entries, prepared, anchor, taken, permuted, seeds):
     """The entry where the student computes what should be ``step``, or None: the tensor that
-    holds its values otherwise arranged; else the earlier of the first tensor after the steps
-    it is computed from that is made from them (``seeds``: their entries) and the first tensor
-    of its size after them, neither a step found (a constant neither: a mask's fill)."""
+    holds its values otherwise arranged; else the earlier of the first tensor made from the
+    steps it is computed from (``seeds``: their entries) and the first tensor of its size after
+    them; never a tensor of a step found or one they were computed from, nor a constant (a
+    mask's fill)."""
     for index in permuted:
         if index > anchor and entries[index]["origin"] is not None:
             return index
     sizes = {step.value.numel()}
     if step.head_axis is not None:
         sizes.add(step.value.numel() // step.value.size(step.head_axis))
+    upstream, stack = set(), [i for i in taken]
+    while stack:  # what the steps found were computed from (a sub-layer's insides) is no candidate
+        for parent in entries[stack.pop()]["inputs"]:
+            if parent not in upstream:
+                upstream.add(parent)
+                stack.append(parent)
     made = sized = None
-    for index in range(anchor + 1, len(entries)):
+    for index in range(len(entries)):
         entry, ready = entries[index], prepared[index]
-        if index in taken or entry["origin"] is None or ready is None:
+        if index in taken or index in upstream or entry["origin"] is None or ready is None:
             continue
         if ready[2] is not None and bool(ready[2][0] == ready[2][-1]):
             continue
         if made is None and seeds.intersection(entry["inputs"]):
             made = index
-        if sized is None and ready[0] in sizes:
+        if sized is None and index > anchor and ready[0] in sizes:
             sized = index
         if made is not None and sized is not None:
             break
