@@ -68,6 +68,34 @@ class Diagnosis:
 
 
 @dataclass(frozen=True)
+class Localization:
+    """The first step of a target's computation that differs from the reference's, found by
+    comparing the tensors the student's forward made (traced in the worker, for feedback only:
+    never a verdict) with the reference's named steps on the same inputs and weights."""
+
+    target: str
+    step: str  # the reference step that is not found, e.g. "scaled" (instructor-facing)
+    after: tuple  # the steps it is computed from that were found, e.g. ("scores",)
+    text: Bilingual  # "`q @ kᵀ` matches; the scaled scores do not (cell 5, line 12)."
+    origin: str | None = None  # the student's cell ("cell 5") that computes it, if known
+    line: int | None = None
+    checks: tuple = ()  # the target's failed checks it is about
+
+    def to_json(self):
+        return {"target": self.target, "step": self.step, "after": list(self.after),
+                "text": self.text.to_json(), "origin": self.origin, "line": self.line,
+                "checks": list(self.checks)}
+
+    @classmethod
+    def from_json(cls, data):
+        line = data.get("line")
+        return cls(str(data["target"]), str(data["step"]), tuple(str(a) for a in data.get("after", ())),
+                   Bilingual.from_json(data["text"]),
+                   str(data["origin"]) if data.get("origin") is not None else None,
+                   int(line) if line is not None else None, tuple(data.get("checks", ())))
+
+
+@dataclass(frozen=True)
 class Picture:
     """Data for one picture in a student's feedback (e.g. attention weights per head on a
     small public input), plain numbers only; rendered by the HTML reports."""
@@ -108,6 +136,7 @@ class StudentResult:
     diagnoses: tuple = ()  # Diagnosis, at most one per target
     pictures: tuple = ()  # Picture
     late: object = None  # late.Lateness of the submission, or None (no deadline or no time)
+    localizations: tuple = ()  # Localization, at most one per target (feedback only)
 
     @property
     def raw_score(self):
@@ -130,6 +159,10 @@ class StudentResult:
     @property
     def grader_errors(self):
         return tuple(o for o in self.outcomes if o.status == "error")
+
+    def localization_for(self, target):
+        """The Localization of ``target``, or None."""
+        return next((x for x in self.localizations if x.target == target), None)
 
     def diagnosis_for(self, target):
         """The Diagnosis of ``target``, or None."""
@@ -175,6 +208,7 @@ class StudentResult:
             "diagnoses": [d.to_json() for d in self.diagnoses],
             "pictures": [p.to_json() for p in self.pictures],
             "late": self.late.to_json() if self.late else None,
+            "localizations": [x.to_json() for x in self.localizations],
         }
 
     @classmethod
@@ -190,7 +224,8 @@ class StudentResult:
             report_error=data.get("report_error"),
             diagnoses=tuple(Diagnosis.from_json(d) for d in data.get("diagnoses", ())),
             pictures=tuple(Picture.from_json(p) for p in data.get("pictures", ())),
-            late=Lateness.from_json(data.get("late")))
+            late=Lateness.from_json(data.get("late")),
+            localizations=tuple(Localization.from_json(x) for x in data.get("localizations", ())))
 
     def dumps(self):
         # ASCII with escapes: a student's file name or message may hold lone surrogates,

@@ -161,7 +161,7 @@ CHILD = r"""
 import json, sys, traceback
 from pathlib import Path
 from autograder import plan as plans
-from autograder.checks import diagnosis
+from autograder.checks import diagnosis, localization
 from autograder.checks.registry import DEGENERATE_SHARE, declared, degenerate_points, gates
 from autograder.grading.grader import grade
 from autograder.loading import Submission
@@ -178,6 +178,17 @@ def probing_everything(session, plan, outcomes):
             forced["found"] = "crash: " + traceback.format_exc()
     return found
 diagnosis.diagnose = probing_everything
+# Likewise the localization: correct code is localized nowhere, even where nothing failed.
+localize = localization.localize
+def localizing_everything(session, plan, outcomes, diagnoses=()):
+    found = localize(session, plan, outcomes, diagnoses)
+    if forced.get("wanted"):
+        try:
+            forced["located"] = [[x.target, x.step] for x in localize(session, plan, outcomes, forced=True)]
+        except BaseException:
+            forced["located"] = "crash: " + traceback.format_exc()
+    return found
+localization.localize = localizing_everything
 
 plans_by_name = {}
 for line in sys.stdin:
@@ -195,6 +206,8 @@ for line in sys.stdin:
                          for o in result.outcomes},
             "diagnoses": [[d.target, d.mistake, list(d.explains)] for d in result.diagnoses],
             "forced": forced.get("found"),
+            "located": forced.get("located"),
+            "localizations": [[x.target, x.step, x.origin, x.line] for x in result.localizations],
         }
     except BaseException:
         plain = {"crash": traceback.format_exc()}
@@ -435,6 +448,9 @@ def test_corpus_submission(entry, grader):
         assert result["forced"] == [], (
             f"correct submission {entry.name} is diagnosed when every target is probed: "
             f"{result['forced']}")
+        assert not result["localizations"] and not result["located"], (
+            f"correct submission {entry.name} is localized: {result['localizations']} "
+            f"{result['located']}")
         return
     wrong = []
     for check_id in entry.expect_fail:

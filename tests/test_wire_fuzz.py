@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from autograder.sandbox import wire
 from autograder.sandbox.process import StudentError, WorkerFailure, answer_of
 from autograder.sandbox.session import (RemoteObject, _set_answer, _validate_load_info, batch_answer,
-                                        call_answer, calls_answer, grad_answer)
+                                        call_answer, calls_answer, grad_answer, trace_answer)
 
 NAMES = ["scaled_dot_product_attention", "MultiHeadAttention"]
 FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -89,6 +89,11 @@ def _form_ok(reader, value):
         params, aliases, modules = value
         return (all(isinstance(k, str) and _shape_of(v) for k, v in [*params.items(), *aliases.items()])
                 and all(isinstance(v, str) for v in modules.values()))
+    if reader == "trace":
+        return type(value["dropped"]) is int and all(
+            isinstance(e["value"], torch.Tensor) and e["value"].is_floating_point() and isinstance(e["op"], str)
+            and (e["line"] is None or type(e["line"]) is int) and len(e["outer"]) == 2
+            and all(type(i) is int and 0 <= i < n for i in e["inputs"]) for n, e in enumerate(value["entries"]))
     if reader == "batch":
         return all(isinstance(v, str) or isinstance(v, tuple) and (
             _form_ok("new", v[0]) and _form_ok("set", v[1]) if len(v) == 2 else _form_ok("call", v)) for v in value)
@@ -109,6 +114,7 @@ def decode_everything(body):
         "calls": lambda: calls_answer(answer, [(True, False)] * len(answer.get("replies") or [])
                                       if isinstance(answer, dict) and isinstance(answer.get("replies"), list) else []),
         "grad": lambda: grad_answer(answer, True),
+        "trace": lambda: trace_answer(answer),
         "batch": lambda: _read_batch(answer),
         "set": lambda: _set_answer(answer),
         "load": lambda: _validate_load_info(answer, NAMES),
@@ -222,8 +228,13 @@ def _answers(blob_size):
                                            optional={"dropped": _leaves}))
     error = _maybe(st.fixed_dictionaries({}, optional={"type": _leaves, "message": st.one_of(_leaves, value),
                                                        "where": _maybe(st.lists(_leaves, max_size=4))}))
+    entry = _maybe(st.fixed_dictionaries({"value": _maybe(value)}, optional={
+        "op": _leaves, "origin": _leaves, "line": _maybe(st.integers(-2, 50)), "outer": _maybe(st.lists(_leaves, max_size=3)),
+        "inputs": _maybe(st.lists(_maybe(st.integers(-1, 3)), max_size=3))}))
+    trace = _maybe(st.fixed_dictionaries({"entries": _maybe(st.lists(entry, max_size=3))},
+                                         optional={"dropped": _leaves}))
     call = st.fixed_dictionaries({"result": value}, optional={"inputs_after": value, "records": records,
-                                                              "seq": _leaves})
+                                                              "seq": _leaves, "trace": trace})
     grad = st.fixed_dictionaries({"param_grads": value, "input_grads": value}, optional={"records": records})
     new = st.fixed_dictionaries({"params": pairs, "aliases": pairs, "modules": pairs},
                                 optional={"missing": _maybe(st.lists(_texts, max_size=2)), "mismatched": pairs})

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import solutions
 from autograder import loading
-from autograder.checks import diagnosis, pictures, targets, verification
+from autograder.checks import diagnosis, localization, pictures, targets, verification
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import (AT_HIDDEN_SIZES, load_problem, scrub_message, student_error,
@@ -56,10 +56,11 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
             problems.extend(student_error(e, e["origin"], loaded=loaded)
                             for e in session.load_info["errors"])
         diagnoses = _advisory(diagnosis.diagnose, session, plan, outcomes, started)
+        located = _advisory(localization.localize, session, plan, outcomes, started, diagnoses)
         outcomes = _verified(session, plan, outcomes, recorded)
     finally:
         session.close()
-    return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn)
+    return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn, located)
 
 
 def grader_fault(submission, plan):
@@ -217,13 +218,14 @@ class _WatchedSizes:
         return getattr(self._sizes, name)
 
 
-def _advisory(step, session, plan, outcomes, started):
-    """Diagnoses and pictures explain verdicts; they never change one. A student's code that
-    fails or hangs there, or no time left, just means none; a fault of ours is logged."""
+def _advisory(step, session, plan, outcomes, started, *extra):
+    """Diagnoses, localizations and pictures explain verdicts; they never change one. A
+    student's code that fails or hangs there, or no time left, just means none; a fault of ours
+    is logged."""
     if time.monotonic() - started > plan.limits.submission_timeout:
         return ()
     try:
-        return tuple(step(session, plan, tuple(outcomes)))
+        return tuple(step(session, plan, tuple(outcomes), *extra))
     except (StudentError, WorkerFailure, CheckFailed):
         return ()
     except Exception:
@@ -232,7 +234,7 @@ def _advisory(step, session, plan, outcomes, started):
         return ()
 
 
-def _finish(student, plan, source, outcomes, problems, started, diagnoses=(), drawn=()):
+def _finish(student, plan, source, outcomes, problems, started, diagnoses=(), drawn=(), located=()):
     # Student-produced text (its errors, what it printed) never carries a host path into a
     # report: the kit's, the Python installation's, the class's (its own folder too).
     folders = [Path(source).parent] if source else []
@@ -242,4 +244,5 @@ def _finish(student, plan, source, outcomes, problems, started, diagnoses=(), dr
     return StudentResult(student, plan.name, source, outcomes=tuple(outcomes),
                          problems=tuple(problems),
                          execution_time=round(time.monotonic() - started, 3),
-                         diagnoses=tuple(diagnoses), pictures=tuple(drawn))
+                         diagnoses=tuple(diagnoses), pictures=tuple(drawn),
+                         localizations=tuple(located))

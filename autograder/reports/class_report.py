@@ -47,6 +47,7 @@ WORDS = {
         "similarity_failed": "Kemiripan tidak dapat dihitung: {error}",
         "finished": "Selesai", "none": "—", "checks": "pemeriksaan",
         "all_skipped": "semua (tidak ada pemeriksaan yang dapat dijalankan)",
+        "localized": "Langkah pertama yang berbeda (kesalahan di luar katalog)", "step": "Langkah",
     },
     "en": {
         "title": "Class report", "students": "Students", "max": "Maximum score",
@@ -71,6 +72,7 @@ WORDS = {
         "similarity_failed": "Similarity could not be computed: {error}",
         "finished": "Finished", "none": "—", "checks": "checks",
         "all_skipped": "all (no check could run)",
+        "localized": "First steps that differ (mistakes the catalogue does not know)", "step": "Step",
     },
 }
 STATUSES = ("full", "partial", "zero", "not_graded", "grader_error")
@@ -102,6 +104,11 @@ def numbers(batch, similar=None, similarity_error=None):
             entry = mistakes.setdefault(d.mistake, {"mistake": d.mistake, "target": d.target,
                                                     "title": d.title.to_json(), "students": []})
             entry["students"].append(clean(r.student))
+    located = {}
+    for r in results:
+        for x in r.localizations:
+            entry = located.setdefault((x.target, x.step), {"target": x.target, "step": x.step, "students": []})
+            entry["students"].append({"student": clean(r.student), "origin": x.origin, "line": x.line})
     times = [r.execution_time for r in results]
     return {
         "assignment": batch.assignment, "title": batch.title, "language": batch.language,
@@ -112,12 +119,15 @@ def numbers(batch, similar=None, similarity_error=None):
                    "histogram": histogram(scores, batch.max_score)},
         "checks": checks,
         "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["mistake"])),
+        "localized": sorted(located.values(), key=lambda m: (-len(m["students"]), m["target"], m["step"])),
         "students": [{
             "student": clean(r.student), "folder": student_folder(r.student),
             "feedback": f"{student_folder(r.student)}/feedback.html", "score": r.score,
             "max_score": r.max_score, "status": s, "failed": r.failed_ids,
             "problems": [clean(p["en"]) for p in r.problems],
             "diagnoses": [d.mistake for d in r.diagnoses], "execution_time": r.execution_time,
+            "localizations": [{"target": x.target, "step": x.step, "origin": x.origin, "line": x.line}
+                              for x in r.localizations],
             **({"not_graded": clean(why)} if (why := not_graded(r, batch.language)) else {}),
         } for r, s in zip(results, statuses)],
         "time": {"per_student": {"mean": round(statistics.fmean(times), 3) if times else None,
@@ -223,6 +233,7 @@ def html_report(batch, data, similar=None, lang=None):
             f"<h2>{escape(words['pass_rate'])}</h2>",
             f'<figure class="chart" id="pass-rate">{pass_rate_svg(data["checks"], words)}</figure>']
     out += _mistakes(data, words, lang)
+    out += _localized(data, words, lang)
     out += _students(data, words)
     out += _timing(batch, data, words)
     out += _similarity(data, similar, words)
@@ -246,6 +257,26 @@ def _mistakes(data, words, lang):
         out.append(f"<tr><td><code>{escape(m['mistake'])}</code> {text(m['title'][lang])}</td>"
                    f"<td><code>{escape(m['target'])}</code></td><td class=\"num\">"
                    f"{len(m['students'])}</td><td>{who}</td></tr>")
+    return out + ["</table>"]
+
+
+def _localized(data, words, lang):
+    """The first wrong steps found where no catalogued mistake was named: per (part, step), who
+    and at which line (shown only when there are some)."""
+    if not data["localized"]:
+        return []
+    from autograder.grading.messages import place
+
+    folders = {s["student"]: s for s in data["students"]}
+    out = [f"<h2>{escape(words['localized'])}</h2>",
+           f"<table id=\"localized\"><tr><th>{escape(words['step'])}</th><th>{escape(words['target'])}"
+           f"</th><th>#</th><th>{escape(words['who'])}</th></tr>"]
+    for m in data["localized"]:
+        who = ", ".join((_link(folders[s["student"]]) if s["student"] in folders else escape(s["student"]))
+                        + (f" ({escape(place(s['origin'], s['line'])[lang])})" if s["origin"] else "")
+                        for s in m["students"])
+        out.append(f"<tr><td><code>{escape(m['step'])}</code></td><td><code>{escape(m['target'])}</code>"
+                   f"</td><td class=\"num\">{len(m['students'])}</td><td>{who}</td></tr>")
     return out + ["</table>"]
 
 

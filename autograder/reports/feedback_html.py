@@ -164,6 +164,10 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
                    + (f"<p>{escape(words['because'])}: "
                       + ", ".join(f"<code>{escape(c)}</code>" for c in explained) + "</p>"
                       if explained else "") + "</div>")
+    localization = result.localization_for(target)
+    if localization is not None and diagnosis is None:
+        out.append(f'<div class="diagnosis"><p><b>{escape(words["localization"])}:</b> '
+                   f"{text(localization.text[lang])}</p></div>")
     elsewhere = result.explained_elsewhere(target)
     for other, checks in elsewhere:
         part = words["elsewhere"].format(part=f"<code>{escape(other.target)}</code>")

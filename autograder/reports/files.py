@@ -17,24 +17,26 @@ from pathlib import Path
 
 from autograder.reports.feedback_html import feedback_html
 from autograder.reports.markdown import feedback_md
-from autograder.reports.words import (NOT_GRADED, WORDS, explained_by, fmt, not_graded, other_problems, skipped,
-                                      student_folder, write_atomic)
+from autograder.reports.words import (NOT_GRADED, WORDS, explained_by, fmt, localization_json, localized_by,
+                                      not_graded, other_problems, skipped, student_folder, write_atomic)
 from autograder.texts import clean
 
 
 def results_json(result, lang, title=None):
     """Gradescope's results.json for one student."""
     words = WORDS[lang]
-    explained = explained_by(result)
+    explained, located = explained_by(result), localized_by(result)
     tests = [{
         "name": clean(f"{o.check.id}: {o.check.title[lang]}"),
         "score": o.score,
         "max_score": o.check.points,
         "status": "passed" if o.passed else "failed",
-        "output": clean(_test_output(o, lang, explained.get(o.check.id))),
+        "output": clean(_test_output(o, lang, explained.get(o.check.id), located.get(o.check.id))),
         "visibility": "visible",
         "extra_data": {"check": o.check.id, "category": o.check.category, "outcome": o.status,
-                       **({"diagnosis": explained[o.check.id].mistake} if o.check.id in explained else {})},
+                       **({"diagnosis": explained[o.check.id].mistake} if o.check.id in explained else {}),
+                       **({"localization": localization_json(located[o.check.id], lang)}
+                          if o.check.id in located else {})},
     } for o in result.outcomes]
     lines = [words["summary"].format(score=fmt(result.score), max=fmt(result.max_score))]
     if result.late:
@@ -45,6 +47,8 @@ def results_json(result, lang, title=None):
     lines += [f"- {problem[lang]}" for problem in other_problems(result)]
     for diagnosis in result.diagnoses:
         lines.append(f"{words['diagnosis']} ({diagnosis.target}): {diagnosis.title[lang]}")
+    for localization in result.localizations:
+        lines.append(f"{words['localization']} ({localization.target}): {localization.text[lang]}")
     data = {
         "score": result.score,
         "max_score": result.max_score,
@@ -56,10 +60,13 @@ def results_json(result, lang, title=None):
     if result.diagnoses:
         data["extra_data"] = {"diagnosis": [{"target": d.target, "mistake": d.mistake,
                                              "explains": list(d.explains)} for d in result.diagnoses]}
+    if result.localizations:
+        data.setdefault("extra_data", {})["localization"] = [
+            {**localization_json(x, lang), "checks": list(x.checks)} for x in result.localizations]
     return data
 
 
-def _test_output(outcome, lang, diagnosis=None):
+def _test_output(outcome, lang, diagnosis=None, localization=None):
     words = WORDS[lang]
     message = outcome.message[lang] if outcome.message else ""
     if outcome.passed:
@@ -68,7 +75,8 @@ def _test_output(outcome, lang, diagnosis=None):
         return (f"{words['diagnosis']}: {diagnosis.title[lang]}\n{message}\n"
                 f"{words['look']}: {diagnosis.hint[lang]}").replace("\n\n", "\n").strip()
     if outcome.status in ("failed", "timeout"):
-        return f"{message}\n{words['look']}: {outcome.check.hint[lang]}".strip()
+        where = f"\n{words['localization']}: {localization.text[lang]}" if localization is not None else ""
+        return f"{message}{where}\n{words['look']}: {outcome.check.hint[lang]}".strip()
     if outcome.status == "skipped":
         return skipped(message, lang)
     return message or words["error"]
@@ -141,6 +149,8 @@ def summary(batch):
             **({"late": {**r.late.to_json(), "penalty": r.late_penalty}} if r.late else {}),
             "problems": [clean(p["en"]) for p in r.problems], "execution_time": r.execution_time,
             "diagnoses": [{"target": d.target, "mistake": d.mistake} for d in r.diagnoses],
+            "localizations": [{k: v for k, v in localization_json(x, "en").items() if k != "text"}
+                              for x in r.localizations],
             **({"report_error": clean(r.report_error)} if r.report_error else {}),
         } for r, s in zip(results, statuses)],
         "grader_errors": [{"student": clean(r.student), "check": o.check.id,

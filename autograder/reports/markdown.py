@@ -34,6 +34,7 @@ def feedback_md(result, lang, title=None):
         diagnosis, elsewhere = result.diagnosis_for(target), result.explained_elsewhere(target)
         out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", ""]
         out += _diagnosis(diagnosis, outcomes, lang)
+        out += _localization(result.localization_for(target), diagnosis, lang)
         for other, checks in elsewhere:
             out += [f"**{words['elsewhere'].format(part=code_span(other.target))}:** "
                     f"{inline(other.title[lang])}", "",
@@ -63,6 +64,14 @@ def _diagnosis(diagnosis, outcomes, lang):
     if explained:
         out.append(f"- {words['because']}: " + ", ".join(f"`{c}`" for c in explained))
     return out + [""]
+
+
+def _localization(localization, diagnosis, lang):
+    """Where the target's computation first differs from the reference's, when no catalogued
+    mistake is named (that leads)."""
+    if localization is None or diagnosis is not None:
+        return []
+    return [f"**{WORDS[lang]['localization']}:** {inline(localization.text[lang])}", ""]
 
 
 def _failures(outcomes, problems, lang, *diagnoses):

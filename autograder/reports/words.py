@@ -18,6 +18,7 @@ WORDS = {
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
         "diagnosis": "Kesalahan yang dikenali", "because": "Gagal karena kesalahan ini",
         "elsewhere": "Akibat kesalahan yang dikenali di {part}",
+        "localization": "Langkah pertama yang berbeda",
     },
     "en": {
         "title": "Feedback", "student": "Student", "score": "Score", "source": "File",
@@ -27,6 +28,7 @@ WORDS = {
         "error": "Internal autograder error", "summary": "Score {score}/{max}.",
         "diagnosis": "Recognised mistake", "because": "Failed because of this mistake",
         "elsewhere": "Caused by the mistake recognised in {part}",
+        "localization": "First step that differs",
     },
 }
 
@@ -98,6 +100,20 @@ def student_folder(student):
     """A folder name for a student that stays inside the output folder."""
     name = re.sub(r"[^\w.@+-]", "_", student).lstrip(".")
     return name or "_"
+
+
+def localized_by(result):
+    """{check id: the Localization of its target} for the failed checks a localization is about
+    and no diagnosis explains (a catalogued mistake leads)."""
+    explained = explained_by(result)
+    return {check: x for x in result.localizations for check in x.checks if check not in explained}
+
+
+def localization_json(localization, lang):
+    """A Localization as results.json and summary.json show it."""
+    return {"target": localization.target, "step": localization.step,
+            "after": list(localization.after), "origin": localization.origin,
+            "line": localization.line, "text": localization.text[lang]}
 
 
 def explained_by(result):

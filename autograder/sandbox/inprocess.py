@@ -40,6 +40,8 @@ def _script(name):
     if sys.modules.setdefault("wire", wire) is not wire:
         raise RuntimeError("another module named 'wire' is imported: the in-process worker needs "
                            "autograder.sandbox.wire under that name")
+    if name == "worker":
+        _script("tracing")  # what worker.py imports beside wire
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, _SANDBOX / f"{name}.py")

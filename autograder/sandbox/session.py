@@ -347,6 +347,16 @@ class Session:
         answer = call_answer(reply, return_inputs, record is not None, _on_meta(args, kwargs))
         return answer if record is not None else answer[:2]
 
+    def call_tracing(self, target, args, kwargs=None):
+        """Run it with every tensor its torch functions make noted, and where (the worker's
+        ``tracing.Tracer``; for feedback only, never a verdict): (result, trace), the trace as
+        ``trace_answer`` decodes it."""
+        message = self._call_message(target, args, kwargs or {}, None, False)
+        message["trace"] = {}
+        reply = self._request(message)
+        result = call_answer(reply, False, False)[0]
+        return result, trace_answer(reply)
+
     def grad(self, target, cotangent, *args, **kwargs):
         """Gradients of every parameter and input after backpropagating <cotangent, output>:
         ({path: tensor or None}, [tensor or None per argument])."""
@@ -420,6 +430,48 @@ def grad_answer(reply, recorded, meta=False):
     if not isinstance(params, dict) or not isinstance(inputs, list):
         raise WorkerFailure("bad_reply", "malformed gradient report")
     return params, inputs, (_decode_records(reply, meta) if recorded else None)
+
+
+MAX_TRACE_ENTRIES = 600  # the worker's tracing.MAX_ENTRIES
+MAX_TRACE_ELEMENTS = 50_000  # per tensor: tracing.MAX_ELEMENTS
+
+
+def trace_answer(reply):
+    """The trace of a ``call`` with ``trace`` on: {"entries": [{"value": float tensor, "op":
+    text, "origin": text or None, "line": int or None, "outer": (origin, line) of the target's
+    own forward, "inputs": [earlier entries' indices]}], "dropped": int}. Anything of another form, or beyond the worker's bounds, is a
+    ``WorkerFailure("bad_reply")``."""
+    try:
+        raw = reply["trace"]
+        entries = raw["entries"]
+        if not isinstance(entries, list) or len(entries) > MAX_TRACE_ENTRIES:
+            raise ValueError("too many entries")
+        decoded = []
+        for number, entry in enumerate(entries):
+            value = wire.decode_value(entry["value"], max_elements=MAX_TRACE_ELEMENTS)
+            if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+                raise ValueError("not a floating-point tensor")
+            line = entry.get("line")
+            origin = entry.get("origin")
+            inputs = _list(entry.get("inputs", []))[:8]
+            if not all(type(i) is int and 0 <= i < number for i in inputs):
+                raise ValueError("bad inputs")
+            outer = entry.get("outer")
+            outer = outer if isinstance(outer, list) and len(outer) == 2 else [None, None]
+            decoded.append({"value": value, "op": str(entry.get("op", ""))[:40],
+                            "origin": str(origin)[:80] if origin is not None else None,
+                            "line": _line_number(line),
+                            "outer": (str(outer[0])[:80] if outer[0] is not None else None,
+                                      _line_number(outer[1])),
+                            "inputs": list(inputs)})
+        dropped = raw.get("dropped", 0)
+        return {"entries": decoded, "dropped": dropped if type(dropped) is int and dropped >= 0 else 1}
+    except (KeyError, TypeError, ValueError, AttributeError, wire.WireError) as error:
+        raise WorkerFailure("bad_reply", f"malformed trace: {str(error)[:200]}") from None
+
+
+def _line_number(value):
+    return value if type(value) is int and 0 < value < 1 << 31 else None
 
 
 class EncodedValues(dict):

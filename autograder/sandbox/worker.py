@@ -26,6 +26,7 @@ if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
+import tracing  # noqa: E402
 import wire  # noqa: E402
 
 STUDENT_FILE_PREFIX = "<student "
@@ -122,15 +123,25 @@ MAX_BATCH = 16  # requests one batch may hold (the grader defers at most 8 new o
 
 
 def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
-    """A copy of a call's argument or result as it is now (later in-place edits do not reach it)."""
+    """A copy of a call's argument or result as it is now (later in-place edits do not reach it);
+    a tensor becomes a plain ``torch.Tensor`` (a subclass of the student's is read without its
+    ``__torch_function__``; inside ``torch.func.vmap`` the tensor of every example at once, the
+    mapped dimensions first), or None when it cannot be read."""
     if isinstance(value, torch.Tensor):
-        return torch.Tensor.clone(torch.Tensor.detach(value))
+        if type(value) is torch.Tensor and not tracing.inside_transform():
+            return torch.Tensor.clone(torch.Tensor.detach(value))
+        return tracing.plain_copy(value)
     if depth > 0 and isinstance(value, (tuple, list)):
         return type(value)(_snapshot(v, depth - 1) for v in value) if type(value) in (tuple, list) \
             else tuple(_snapshot(v, depth - 1) for v in value)
     if depth > 0 and isinstance(value, dict):
         return {str(k): _snapshot(v, depth - 1) for k, v in value.items()}
     return value
+
+
+def _needs_grad(tensor):
+    """Whether autograd tracks ``tensor`` (inside ``torch.func.vmap``: the tensor below it)."""
+    return tracing.unwrapped(tensor).requires_grad if tracing.inside_transform() else tensor.requires_grad
 
 
 def _tensors(value, depth=MAX_SNAPSHOT_DEPTH):
@@ -234,6 +245,7 @@ class _Recorder:
         self.records, self.dropped, self.counts = [], 0, {}
         self.seed = spec.get("seed") if isinstance(spec.get("seed"), int) else 0
         self._undo = []
+        self._pending, self._opened = {}, {}  # id(sub-layer) -> its hooks' state (see _hook)
 
     def __enter__(self):
         by_module = {}
@@ -245,7 +257,8 @@ class _Recorder:
             instance = _get(module, "__dict__")
             had, before = "forward" in instance, instance.get("forward")
             original = _get(module, "forward")
-            object.__setattr__(module, "forward", self._wrap(original, names))
+            self._hook(module)
+            object.__setattr__(module, "forward", self._wrap(original, names, module))
             self._undo.append(lambda m=module, h=had, b=before: (
                 object.__setattr__(m, "forward", b) if h else object.__delattr__(m, "forward")))
         namespace = self.worker.namespace
@@ -262,11 +275,38 @@ class _Recorder:
         self._undo = []
         return False
 
-    def _wrap(self, original, names):
+    def _hook(self, module):
+        """A sub-layer with hooks of the student's is recorded as the block calls it: the
+        arguments before its pre-hooks, the result after its hooks (the grader calls it again
+        that way). Hooks of ours, the first pre-hook and the last hook, for this request."""
+        if not (_get(module, "_forward_pre_hooks") or _get(module, "_forward_hooks")):
+            return
+        pending, opened = [], []
+        self._pending[id(module)], self._opened[id(module)] = pending, opened
+
+        def before(_, args, kwargs):
+            pending.append((_snapshot(list(args)), _snapshot(dict(kwargs))))
+
+        def after(_, args, output):
+            if opened:
+                entry = opened.pop()
+                if "replaced" in entry:  # the stand-in stays the record (the grader checks it)
+                    return
+                entry["output"] = _snapshot(output)
+                entry["grad"]["output"] = any(_needs_grad(t) for t in _tensors(output))
+
+        handles = [torch.nn.Module.register_forward_pre_hook(module, before, prepend=True, with_kwargs=True),
+                   torch.nn.Module.register_forward_hook(module, after)]
+        self._undo.append(lambda: [handle.remove() for handle in handles])
+
+    def _wrap(self, original, names, module=None):
         params, defaults = _signature(original)
         recorder = self
+        pending = self._pending.get(id(module)) if module is not None else None
 
         def recorded(*args, **kwargs):
+            transformed = tracing.inside_transform()  # in torch.func's vmap, grad, jvp: see _snapshot
+            given = pending.pop() if pending else None  # the arguments before its pre-hooks
             index = recorder.counts.get(names[0], 0)
             recorder.counts[names[0]] = index + 1
             if len(recorder.records) >= MAX_RECORDS:
@@ -274,7 +314,7 @@ class _Recorder:
                 return original(*args, **kwargs)
             inputs = [t for t in _tensors((args, kwargs)) if torch.is_floating_point(t)]
             standin = None
-            for name in names:
+            for name in names if not transformed else ():  # no stand-in inside a transform
                 offered = recorder.standins.get(name, [])
                 if index < len(offered):
                     expected = offered[index].get("inputs") or []
@@ -285,11 +325,13 @@ class _Recorder:
             # each recorded call starts from a seed of its own, which the grader uses to call the
             # sub-layer again elsewhere (a sub-layer that draws random numbers gives the same)
             seed = recorder.seed + len(recorder.records)
-            torch.manual_seed(seed)
+            if not transformed:
+                torch.manual_seed(seed)
+            given = given or (_snapshot(list(args)), _snapshot(dict(kwargs)))
             entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
-                     "args": _snapshot(list(args)), "kwargs": _snapshot(dict(kwargs)), "seed": seed,
+                     "args": given[0], "kwargs": given[1], "seed": seed,
                      "grad": {"enabled": torch.is_grad_enabled(),
-                              "inputs": any(t.requires_grad for t in inputs)}}
+                              "inputs": any(_needs_grad(t) for t in inputs)}}
             recorder.records.append(entry)
             if standin is not None:  # the sub-layer works on copies: the block's tensors stay as they are
                 args, kwargs = _copies(args), _copies(kwargs)
@@ -305,7 +347,10 @@ class _Recorder:
                     entry["replaced"] = {"returned": _structure(result)}
                     result = _copies(standin)
             entry["output"] = _snapshot(result)
-            entry["grad"]["output"] = any(t.requires_grad for t in _tensors(result))
+            entry["grad"]["output"] = any(_needs_grad(t) for t in _tensors(result))
+            opened = recorder._opened.get(id(module)) if module is not None else None
+            if opened is not None:  # its hooks run next: the result is what they leave
+                opened.append(entry)
             return result
 
         recorded.__name__ = getattr(original, "__name__", "forward")
@@ -468,9 +513,17 @@ class Worker:
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         if isinstance(request.get("seed"), int):  # a recorded call, made again with its own seed
             torch.manual_seed(request["seed"])
+        tracer = tracing.Tracer(request["trace"]) if isinstance(request.get("trace"), dict) else None
         with torch.no_grad():
-            result, records = self._run(request, fn, args, kwargs)
+            if tracer is None:
+                result, records = self._run(request, fn, args, kwargs)
+            else:
+                tracer.add_inputs(args, kwargs)
+                with tracer:
+                    result, records = self._run(request, fn, args, kwargs)
         reply = {"result": wire.encode_value(result)}
+        if tracer is not None:
+            reply["trace"] = tracer.report(wire.encode_value)
         if records is not None:
             reply["records"] = records
         if request.get("return_inputs"):

@@ -1,0 +1,287 @@
+"""Localize what the catalogue does not know: the first step of the student's computation
+that differs from the reference's.
+
+``localize(session, plan, outcomes, diagnoses)`` runs after the checks (``grader._advisory``:
+it never changes a verdict; the worker that makes the trace is not trusted). For each target
+with a failed check and no catalogued mistake (a diagnosis leads; a target built on a part that
+has one is left alone too), the student's code runs at the chapter's sizes on public inputs,
+with the reference's weights copied in, under the worker's tracer (``sandbox/tracing.py``):
+every tensor a torch function made, with the student's cell and line. The reference's named
+steps (``checks.reference_steps``) are looked for among those tensors, allowing any change of
+layout (transpose, permute, reshape, heads split or merged: an affine map of indices), or one
+head at a time for a per-head step. A step counts as found when it, or a step computed from it,
+is found (a student may fuse steps: ``(q / √d_k) @ kᵀ``). The answer is the first step not
+found whose own inputs were, "`q @ kᵀ` matches; the scaled scores do not (cell 5, line 12)":
+the line is that of the first tensor after those inputs that is no step found (or the tensor
+that holds the step's values in another arrangement).
+
+Nothing is said when it is not sure: the returned result matches, no step was found at all, the
+weights could not all be copied in, or the trace was cut short. A target has several runs
+(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that raises on
+one, or computes it right, is tried on the next.
+"""
+
+from dataclasses import dataclass
+
+import torch
+
+from autograder.checks import reference_steps, targets
+from autograder.records import Localization
+from autograder.sandbox.process import StudentError
+from autograder.texts import bilingual
+
+RTOL, ATOL = 1e-3, 1e-4  # the same numbers, computed in another order or precision
+BLOCKED = -1e4  # at or below: a blocked score (-inf, -1e9 and -1e4 read the same)
+LAYOUT, PERMUTED = "layout", "permuted"
+
+
+def localize(session, plan, outcomes, diagnoses=(), forced=False):
+    """Localization records for the targets of ``outcomes`` that failed a check the catalogue
+    does not explain (at most one per target); ``forced``: every target of ``outcomes``, as if
+    all its checks had failed (the tests' probe of correct code, which must get none)."""
+    from autograder.grading.messages import place  # grading imports the checks
+
+    failed = {}
+    for o in outcomes:
+        if o.status in ("failed", "timeout") or forced:
+            failed.setdefault(o.check.target, []).append(o.check.id)
+    diagnosed = {d.target for d in diagnoses}
+    explained = {c for d in diagnoses for c in d.explains}
+    found = []
+    for name in targets.names():
+        checks = [c for c in failed.get(name, ()) if c not in explained]
+        if not checks or name in diagnosed or diagnosed.intersection(targets.parts_of(name)):
+            continue
+        if any(x.target in targets.parts_of(name) for x in found):
+            continue  # the part's own first wrong step is the root
+        for run in reference_steps.cached_runs(name, plan.chapter):
+            try:
+                answer = _localize_run(session, run, outer=bool(targets.get(name).sublayers))
+            except StudentError:
+                continue  # it raises on these inputs: the next run may still localize it
+            if answer is not None:
+                found.append(_record(run, answer, checks, place))
+                break
+    return tuple(found)
+
+
+def _localize_run(session, run, outer=False):
+    """``locate``'s answer for one run, or None."""
+    target = run.target
+    if run.build is not None:
+        args, kwargs = run.build
+        obj, missing, mismatched = session.new_with_params(target, list(args), dict(kwargs),
+                                                           dict(run.reference.named_parameters()))
+        if missing or mismatched:
+            return None
+        target = obj
+    result, trace = session.call_tracing(target, list(run.args), dict(run.kwargs))
+    if trace["dropped"]:
+        return None
+    return locate(run.steps, result, trace["entries"], outer)
+
+
+def locate(steps, result, entries, outer=False):
+    """The first wrong step of ``steps`` given what the target returned and the trace's
+    ``entries``: a ``Found``, or None. ``outer``:
+    give the line of the target's own forward (a block: the line that calls the sub-layer),
+    not the line inside a sub-layer."""
+    prepared = [_prepare(e["value"]) if e["op"] != "input" else None for e in entries]
+    matches, permuted, found = {}, {}, {}
+    for step in steps:
+        matches[step.name], permuted[step.name] = _search(step, prepared)
+        if step.returned is not None:
+            value = _returned(result, step.returned)
+            found[step.name] = value is not None and _close_same_shape(value, step.value)
+        else:
+            found[step.name] = bool(matches[step.name])
+    if all(found[s.name] for s in steps if s.returned is not None):
+        return None  # what it returns is right (here): nothing to localize
+    if not any(found[s.name] for s in steps):
+        return None  # nothing of the reference's computation found: not sure where it goes wrong
+    effective = dict(found)
+    for step in reversed(steps):  # a step found through a step computed from it (fused steps)
+        effective[step.name] = effective[step.name] or any(
+            effective[c.name] for c in steps if step.name in c.deps)
+    frontier = [s for s in steps if not effective[s.name] and all(effective[d] for d in s.deps)]
+    if not frontier:
+        return None
+    step = frontier[0]
+    after = [d for d in step.deps if found[d]]
+    # the tensors of the steps found, in any arrangement (split heads are Q's values too)
+    taken = {i for s in steps if found[s.name] for i in (*matches[s.name], *permuted[s.name])}
+    firsts = [min(matches[d]) for d in step.deps if matches.get(d)]
+    anchor = max(firsts) if firsts else -1
+    changed = step.returned is not None and bool(matches[step.name])
+    if changed:  # computed right, then changed before it is returned
+        anchor = min(matches[step.name])
+        taken |= set(matches[step.name])
+    seeds = {i for d in step.deps for i in matches.get(d, ())}
+    if not step.deps:  # computed from the target's inputs
+        seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
+    if changed:
+        seeds = {anchor}
+    index = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
+    origin, line = (None, None) if index is None else (
+        entries[index]["outer"] if outer and entries[index].get("outer") else
+        (entries[index]["origin"], entries[index]["line"]))
+    if origin is None:
+        line = None
+    return Found(step, after, origin, line, changed)
+
+
+@dataclass(frozen=True)
+class Found:
+    step: object  # reference_steps.Step
+    after: list  # the names of the steps found that it is computed from
+    origin: str | None
+    line: int | None
+    changed: bool = False  # found right in the trace, then changed before it is returned
+
+
+def _record(run, found, checks, place):
+    titles = {s.name: s.title for s in run.steps}
+    step, after, origin, line = found.step, found.after, found.origin, found.line
+    at = place(origin, line) if origin is not None else None
+    where_id = f" ({at.id})" if at else ""
+    where_en = f" ({at.en})" if at else ""
+    if found.changed:
+        text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} dihitung dengan benar, lalu diubah "
+                         f"lagi sebelum dikembalikan{where_id}.",
+                         f"{step.title.en[:1].upper()}{step.title.en[1:]} is computed right, then changed "
+                         f"before it is returned{where_en}.")
+    elif after:
+        first_id = " dan ".join(titles[a].id for a in after)
+        first_en = " and ".join(titles[a].en for a in after)
+        text = bilingual(f"Sama dengan solusi acuan sampai {first_id}; yang pertama berbeda: "
+                         f"{step.title.id}{where_id}.",
+                         f"Matches the reference up to {first_en}; the first difference: "
+                         f"{step.title.en}{where_en}.")
+    else:
+        text = bilingual(f"Yang pertama berbeda dari solusi acuan: {step.title.id}{where_id}.",
+                         f"The first difference from the reference: {step.title.en}{where_en}.")
+    return Localization(run.target, step.name, tuple(after), text, origin, line, tuple(checks))
+
+
+# -- matching --------------------------------------------------------------------------------
+def _canonical(tensor):
+    value = tensor.detach().to(torch.float64)
+    return torch.where(value <= BLOCKED, torch.full_like(value, BLOCKED), value)
+
+
+def _prepare(value):
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() or value.numel() == 0:
+        return None
+    flat = _canonical(value).flatten()
+    if bool(torch.isnan(flat).any()):
+        return (value.numel(), flat, None)  # NaN: never a step of the reference
+    return (value.numel(), flat, torch.sort(flat).values)
+
+
+def _search(step, prepared):
+    """(entries holding the step in some layout, entries holding its values otherwise arranged)."""
+    layout, permuted = _find(_canonical(step.value), prepared)
+    if layout or step.head_axis is None:
+        return layout, permuted
+    per_head = [_find(_canonical(step.value.select(step.head_axis, h)), prepared)
+                for h in range(step.value.size(step.head_axis))]
+    if all(found for found, _ in per_head):
+        return sorted({i for found, _ in per_head for i in found}), permuted
+    return [], permuted + sorted({i for _, p in per_head for i in p})
+
+
+def _find(reference, prepared):
+    sorted_ref = torch.sort(reference.flatten()).values
+    layout, permuted = [], []
+    for index, entry in enumerate(prepared):
+        if entry is None or entry[0] != reference.numel() or entry[2] is None:
+            continue
+        if not _close(entry[2], sorted_ref):
+            continue
+        (layout if _same_layout(reference, entry[1]) else permuted).append(index)
+    return layout, permuted
+
+
+def _close(a, b):
+    return bool(torch.allclose(a, b, rtol=RTOL, atol=ATOL))
+
+
+def _close_same_shape(value, reference):
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != tuple(reference.shape) \
+            or not value.is_floating_point():
+        return False
+    return _close(_canonical(value), _canonical(reference))
+
+
+def _same_layout(reference, flat):
+    """Whether ``flat`` (a tensor's values, flattened) holds ``reference`` at indices that are
+    an affine function of its multi-index: any view, transpose, permute, reshape, head split or
+    merge of it. The map is fitted on values that occur once, then checked on every element."""
+    if reference.numel() == flat.numel() and _close(flat, reference.flatten()):
+        return True
+    ref_flat = reference.flatten()
+    order_ref, order_flat = torch.argsort(ref_flat), torch.argsort(flat)
+    values = ref_flat[order_ref]
+    gap = (values[1:] - values[:-1]).abs()
+    wide = gap > 10 * (ATOL + RTOL * values[1:].abs())
+    unique = torch.zeros_like(values, dtype=torch.bool)
+    unique[1:-1] = wide[:-1] & wide[1:]
+    if not bool(unique.any()):
+        return False
+    shape = reference.shape
+    grid = torch.stack(torch.unravel_index(order_ref[unique], shape), dim=1).to(torch.float64)
+    design = torch.cat([grid, torch.ones(grid.size(0), 1, dtype=torch.float64)], dim=1)
+    target = order_flat[unique].to(torch.float64).unsqueeze(1)
+    try:
+        solution = torch.linalg.lstsq(design, target, driver="gelsd").solution.squeeze(1)
+    except RuntimeError:
+        return False
+    coefficients = torch.round(solution).to(torch.int64)
+    full = torch.stack(torch.unravel_index(torch.arange(reference.numel()), shape), dim=1)
+    where = full @ coefficients[:-1] + coefficients[-1]
+    if bool((where < 0).any()) or bool((where >= flat.numel()).any()):
+        return False
+    return _close(flat[where], ref_flat)
+
+
+def _returned(result, position):
+    if position == -1:
+        return result if isinstance(result, torch.Tensor) else None
+    if isinstance(result, (tuple, list)) and len(result) > position:
+        return result[position] if isinstance(result[position], torch.Tensor) else None
+    return None
+
+
+def _line(step, entries, prepared, anchor, taken, permuted, seeds):
+    """The entry where the student computes what should be ``step``, or None: the tensor that
+    holds its values otherwise arranged; else the earlier of the first tensor made from the
+    steps it is computed from (``seeds``: their entries) and the first tensor of its size after
+    them; never a tensor of a step found or one they were computed from, nor a constant (a
+    mask's fill)."""
+    for index in permuted:
+        if index > anchor and entries[index]["origin"] is not None:
+            return index
+    sizes = {step.value.numel()}
+    if step.head_axis is not None:
+        sizes.add(step.value.numel() // step.value.size(step.head_axis))
+    upstream, stack = set(), [i for i in taken]
+    while stack:  # what the steps found were computed from (a sub-layer's insides) is no candidate
+        for parent in entries[stack.pop()]["inputs"]:
+            if parent not in upstream:
+                upstream.add(parent)
+                stack.append(parent)
+    made = sized = None
+    for index in range(len(entries)):
+        entry, ready = entries[index], prepared[index]
+        if index in taken or index in upstream or entry["origin"] is None or ready is None:
+            continue
+        if ready[2] is not None and bool(ready[2][0] == ready[2][-1]):
+            continue
+        if made is None and seeds.intersection(entry["inputs"]):
+            made = index
+        if sized is None and index > anchor and ready[0] in sizes:
+            sized = index
+        if made is not None and sized is not None:
+            break
+    found = [i for i in (made, sized) if i is not None]
+    return min(found) if found else None

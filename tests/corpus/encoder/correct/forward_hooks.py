@@ -1,0 +1,86 @@
+# corpus: correct — forward hooks: a hook on the attention sub-layer keeps only its output (drops the weights), a pre-hook on the feed-forward network passes the tokens through unchanged
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(weights, v), weights
+
+
+def causal_mask(t):
+    return torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be divisible by num_heads")
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.wq = nn.Linear(d_model, d_model)
+        self.wk = nn.Linear(d_model, d_model)
+        self.wv = nn.Linear(d_model, d_model)
+        self.wo = nn.Linear(d_model, d_model)
+
+    def forward(self, q, k, v, mask=None):
+        b, tq, d = q.shape
+        q = self.wq(q).view(b, tq, self.num_heads, self.d_k).transpose(1, 2)
+        k = self.wk(k).view(b, -1, self.num_heads, self.d_k).transpose(1, 2)
+        v = self.wv(v).view(b, -1, self.num_heads, self.d_k).transpose(1, 2)
+        z, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.wo(z.transpose(1, 2).reshape(b, tq, d)), weights
+
+
+def positional_encoding(length, d_model):
+    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = pos / 10000 ** (two_i / d_model)
+    pe = torch.zeros(length, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle)
+    return pe.float()
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.l1 = nn.Linear(d_model, d_ff)
+        self.l2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.l2(F.gelu(self.l1(x)))
+
+
+def _output_only(module, inputs, output):
+    return output[0]
+
+
+def _check_tokens(module, inputs):
+    assert inputs[0].dim() == 3, "tokens must be (B, T, D)"
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff, prenorm=False):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.ln1 = nn.LayerNorm(d_model)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.prenorm = prenorm
+        self.attn.register_forward_hook(_output_only)
+        self.ffn.register_forward_pre_hook(_check_tokens)
+
+    def forward(self, x, mask=None):
+        if self.prenorm:
+            n = self.ln1(x)
+            h = x + self.attn(n, n, n, mask)
+            return h + self.ffn(self.ln2(h))
+        h = self.ln1(x + self.attn(x, x, x, mask))
+        return self.ln2(h + self.ffn(h))
