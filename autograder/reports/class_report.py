@@ -116,7 +116,7 @@ def numbers(batch, similar=None, similarity_error=None):
             "student": clean(r.student), "folder": student_folder(r.student),
             "feedback": f"{student_folder(r.student)}/feedback.html", "score": r.score,
             "max_score": r.max_score, "status": s, "failed": r.failed_ids,
-            "problems": [clean(p["en"]) for p in r.problems],
+            "problems": [clean(p[batch.language]) for p in r.problems],
             "diagnoses": [d.mistake for d in r.diagnoses], "execution_time": r.execution_time,
             **({"not_graded": clean(why)} if (why := not_graded(r, batch.language)) else {}),
         } for r, s in zip(results, statuses)],
