@@ -17,7 +17,8 @@ causal_mask it calls). What each check uses:
   ``dec.no_inplace``): the block as written;
 - ``dec.gradient_flow``: the block as written, its sub-layers recorded to tell a cut in the
   block from one inside a sub-layer; ``dec.device_agnostic``: the block on the meta device;
-- ``dec.sensitivity``, the gate every other check except ``dec.present`` and ``dec.construct``
+- ``dec.sensitivity``, the gate every other check except ``dec.present``, ``dec.construct``,
+  ``dec.param_count`` and ``dec.shape`` (which need no output that computes)
   stands behind (registry.py): the block as written, with stand-ins for broken sub-layers; its
   output must respond to x or the memory, differ from x plus something fixed, and not be NaN
   everywhere (ignoring only the memory is one bug, named by ``dec.memory_path``).
@@ -266,7 +267,7 @@ def dec_sensitivity(ctx):
 
 
 @check("dec.param_count", assignment="decoder", target=DEC, category="param_count", points=2,
-       reads_hidden=True, needs=("dec.construct", "dec.sensitivity"),
+       reads_hidden=True, needs=("dec.construct",),
        title=bilingual("Jumlah parameter (3344 untuk 16/4/32)",
                        "Parameter count (3344 for 16/4/32)"),
        hint=bilingual("2 × 1088 (self dan cross attention) + 1072 (FFN) + 3 × 32 (LayerNorm) = 3344.",
@@ -279,7 +280,7 @@ def dec_param_count(ctx):
 
 
 @check("dec.shape", assignment="decoder", target=DEC, category="shape", points=1,
-       needs=("dec.construct", "dec.sensitivity"),
+       needs=("dec.construct",),
        title=bilingual("Bentuk keluaran (B, Tdec, D) dan bobot cross (B, H, Tdec, Tsrc)",
                        "Shapes of output (B, Tdec, D) and cross weights (B, H, Tdec, Tsrc)"), hint=HINT_DEC)
 def dec_shape(ctx):

@@ -46,10 +46,11 @@ class Probe:
     """What one target returned on the inputs of one probe (each target is probed once per
     kind and remembered), and how the variants compute the same."""
 
-    def __init__(self, outputs=None, failure=None, inputs=None):
+    def __init__(self, outputs=None, failure=None, inputs=None, raised=False):
         self.outputs = outputs or {}  # key -> what the student returned (a tensor, or not)
         self.failure = failure  # StudentError / CheckFailed / WorkerFailure, or None
         self.inputs = inputs or {}  # what the variants need: inputs, reference weights, sizes
+        self.raised = raised or failure is not None  # some call of the probe failed
 
     @property
     def ok(self):
@@ -157,23 +158,27 @@ class Diagnoser:
     def probe_sizes(self, kind):
         """The sizes of a probe. "standard": other than the chapter's (a hard-coded size shows,
         and d_k != num_heads, so that √d_model, d_k and √d_k all differ); "chapter": the
-        chapter's own; "square": the chapter's with Tq == Tk; "long": a long sequence."""
+        chapter's own; "square": the chapter's with Tq == Tk; "long": a long sequence;
+        "cube": batch, heads and lengths all 3 (what broadcasts by accident there still runs)."""
         c = self.plan.chapter
         if kind in ("chapter", "square"):
             t_q = c.length if kind == "square" else c.decoder_length
             return SimpleNamespace(d=c.d_model, h=c.num_heads, f=c.d_ff, dk=c.d_model // c.num_heads,
                                    tq=t_q, tk=c.length, t=c.length, pe=(c.length, c.d_model),
-                                   ffn=(c.d_model, c.d_ff), causal=c.length)
+                                   ffn=(c.d_model, c.d_ff), causal=c.length, b=2)
+        if kind == "cube":
+            return SimpleNamespace(d=12, h=3, f=10, dk=4, tq=3, tk=3, t=3, pe=(3, 10), ffn=(6, 10),
+                                   causal=3, b=3)
         t = 80 if kind == "long" else None
         return SimpleNamespace(d=12, h=3, f=10, dk=6, tq=t or 4, tk=t or 5, t=t or 5,
-                               pe=(t or 9, 10), ffn=(6, 10), causal=t or 6)
+                               pe=(t or 9, 10), ffn=(6, 10), causal=t or 6, b=2)
 
     def _probe_at(self, target, kind):
         """The target on a few inputs of the sizes ``kind``. A call that raises leaves its
         outputs out (the others still count); failing to build the module fails the probe."""
         kit = ProbeKit(self, f"{target}/{kind}", self.probe_sizes(kind), kind)
         outputs, inputs = MODELS[target].probe(kit)
-        probe = Probe(outputs, inputs=inputs)
+        probe = Probe(outputs, inputs=inputs, raised=bool(kit.failures))
         if kit.failures and all(value is None for value in probe.outputs.values()):
             probe.failure = kit.failures[0]
         return probe
@@ -294,20 +299,31 @@ class Diagnoser:
         structural = self._structural(target, probe)
         if structural:
             return structural, frozenset()
-        if probe.ok and not self.matches(target, probe, base):
-            found = [(m, flags) for m in self.candidates(target) for flags in m.variants
-                     if self.matches(target, probe, base | flags)
-                     and self.distinct(target, probe, base | flags, base)]
-            found = list({m.id: (m, f) for m, f in reversed(found)}.values())[::-1]  # first variant
-            if found:
-                return max(found, key=lambda hit: self._standing(target, *hit)) if len(found) > 1 \
-                    else found[0]
+        for sample in self._samples(target, probe):
+            if sample.ok and not self.matches(target, sample, base):
+                found = [(m, flags) for m in self.candidates(target) for flags in m.variants
+                         if self.matches(target, sample, base | flags)
+                         and self.distinct(target, sample, base | flags, base)]
+                found = list({m.id: (m, f) for m, f in reversed(found)}.values())[::-1]  # first variant
+                if found:
+                    return max(found, key=lambda hit: self._standing(target, *hit)) if len(found) > 1 \
+                        else found[0]
         for mistake_id, method in SYMPTOMS.items():
             test = getattr(self, method)
             if (self.forced or categories & BY_ID[mistake_id].called_for_by) and self._memo(
                     mistake_id, target, lambda: test(target, base)):
                 return BY_ID[mistake_id], frozenset()
         return None
+
+    def _samples(self, target, probe):
+        """The probes a variant is looked for on: the standard one, and where that raised for a
+        target of two lengths, the square one (code that raises only when Tq != Tk, e.g. values
+        projected from q, is still recognised by what it computes when Tq == Tk)."""
+        yield probe
+        if probe.raised and MODELS[target].two_lengths:
+            yield self.probe(target, "square")
+        if probe.raised and MODELS[target].cube:
+            yield self.probe(target, "cube")
 
     def _part_matches_reference(self, part):
         """The part, probed on its own, gives what the reference does."""
@@ -363,9 +379,8 @@ class Diagnoser:
     def confirms(self, root, target):
         mistake = root["mistake"]
         if mistake.variants:
-            probe = self.probe(target)
-            return probe.ok and self.matches(target, probe, root["flags"]) and not self.matches(
-                target, probe, frozenset())
+            return any(probe.ok and self.matches(target, probe, root["flags"]) and not self.matches(
+                target, probe, frozenset()) for probe in self._samples(target, self.probe(target)))
         if mistake.id == "mha.bias_false":
             return self._structural(target, self.probe(target)) is mistake
         if mistake.id == "sdpa.head_axis":
@@ -553,6 +568,28 @@ class Diagnoser:
             if not (other.ok and self.matches(target, other, base)):
                 return True
         return False
+
+    @symptom("dec.mask_made_float")
+    def _mask_made_float(self, target, base):
+        """The block hands its self-attention a float copy of the causal mask (0/1 values)."""
+        if target != BY_ID["dec.mask_made_float"].home:
+            return False
+        kit = ProbeKit(self, f"{target}/mask_dtype")
+        c = self.plan.chapter
+        obj, _, _ = kit.module(target, *kit.arguments(target))
+        x, memory = kit.randn(2, c.decoder_length, c.d_model), kit.randn(2, c.length, c.d_model)
+        standins = {"self_attn": [kit.ctx.standin_attention(2, c.num_heads, c.decoder_length,
+                                                            c.decoder_length, c.d_model)]}
+        _, records = kit.ctx.record(obj, x, memory, modules=("self_attn",), standins=standins)
+        calls = records.of("self_attn")
+        if len(calls) != 1:
+            return False
+        mask = calls[0].attention_arguments()[3]
+        return (isinstance(mask, torch.Tensor) and mask.is_floating_point()
+                and mask.shape[-2:] == (c.decoder_length, c.decoder_length)
+                and torch.equal(mask.reshape(-1, *mask.shape[-2:])[0].bool(),
+                                causal_like(c.decoder_length))
+                and bool(((mask == 0) | (mask == 1)).all()))
 
     def _right_alone(self, target):
         """With a batch of one (nothing to mix) every form's output equals the reference."""

@@ -146,7 +146,7 @@ def mha_divisibility_error(ctx):
 
 
 @check("mha.param_count", assignment="attention", target=MHA, category="param_count", points=2,
-       reads_hidden=True, needs=("mha.construct", "mha.sensitivity"),
+       reads_hidden=True, needs=("mha.construct",),
        title=bilingual("Jumlah parameter (1088 untuk d_model=16)",
                        "Parameter count (1088 for d_model=16)"),
        hint=bilingual("Empat nn.Linear(d_model, d_model) dengan bias: 4 × (16·16 + 16) = 1088.",
