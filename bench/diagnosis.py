@@ -5,8 +5,9 @@ every correct file), it prints
   ``localized`` column, a localized first wrong step where the records carry one);
 - **wrong**: diagnoses that name something else than the file's header says (``# diagnosis:``;
   ``none`` means nothing may be named) and any diagnosis of a correct file: it must be 0;
-- **reads**: per bug, what a student has to read: each named finding once, plus every failed
-  check that nothing explains; median and worst (targets: median <= 2, worst <= 4).
+- **reads**: per bug, what a student has to read: each named finding once (a named mistake, one
+  error that fails several checks, a failure other checks follow from), plus every failed check
+  that nothing explains; median and worst (targets: median <= 2, worst <= 4).
 
     .venv/bin/python bench/diagnosis.py                    # every assignment
     .venv/bin/python bench/diagnosis.py --assignment decoder --jobs 2 --verbose
@@ -26,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 TARGET_MEDIAN, TARGET_WORST = 2, 4
+DERIVED = ("raises", "follows")  # autograder.checks.consequences: grouped, not named mistakes
 
 CHILD = r"""
 import json, sys
@@ -99,7 +101,8 @@ def grade_all(jobs, files):
 
 def judge(row, kind, expected):
     """Adds what the bench counts to a graded row."""
-    named = sorted({m for _, m, _ in row["diagnoses"]})
+    named = sorted({m for _, m, _ in row["diagnoses"] if m not in DERIVED})
+    derived = [m for _, m, _ in row["diagnoses"] if m in DERIVED]
     row["kind"], row["expected"], row["named"] = kind, expected, named
     if expected == "none":
         row["wrong"] = named
@@ -107,7 +110,8 @@ def judge(row, kind, expected):
         row["wrong"] = [m for m in named if m != expected]
     else:
         row["wrong"] = []  # no header to judge by: counted apart (unchecked)
-    row["reads"] = len(named) + len(row["unexplained"])
+    row["derived"] = derived  # one error, or a failure that others follow: read once
+    row["reads"] = len(named) + len(derived) + len(row["unexplained"])
     return row
 
 

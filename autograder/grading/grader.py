@@ -9,7 +9,7 @@ from pathlib import Path
 
 import solutions
 from autograder import loading
-from autograder.checks import diagnosis, pictures, targets, verification
+from autograder.checks import consequences, diagnosis, pictures, targets, verification
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import (AT_HIDDEN_SIZES, load_problem, scrub_message, student_error,
@@ -57,6 +57,7 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
                             for e in session.load_info["errors"])
         diagnoses = _advisory(diagnosis.diagnose, session, plan, outcomes, started)
         outcomes = _verified(session, plan, outcomes, recorded)
+        diagnoses = diagnoses + tuple(consequences.derive(outcomes, diagnoses))
     finally:
         session.close()
     return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn)
