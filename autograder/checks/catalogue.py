@@ -226,7 +226,7 @@ CATALOGUE = [
         "from (B, H, Tq, d_k)."),
        ["merge_dk_major"], VALUES | {"masking"}),
     _m("mha.values_from_q", MHA,
-       ("Nilai (values) diproyeksikan dari q (`self.wv(q)`), bukan dari v: nilainya salah, dan galat "
+       ("Nilai diproyeksikan dari q (`self.wv(q)`), bukan dari v: nilainya salah, dan galat "
         "bila Tq ≠ Tk.",
         "The values are projected from q (`self.wv(q)`) instead of v: wrong values, and an error when "
         "Tq ≠ Tk."),
@@ -441,7 +441,7 @@ CATALOGUE = [
         "projections (3344 parameters)."),
        ["shared_attn_self", "shared_attn_cross"], BLOCK_VALUES | {"param_count", "gradient_flow"}),
     _m("dec.values_from_raw_memory", DEC,
-       ("Nilai (values) cross-attention diambil dari memori mentah; hanya kuncinya yang dinormalkan "
+       ("Nilai cross-attention diambil dari memori mentah; hanya kuncinya yang dinormalkan "
         "dengan ln2.",
         "The cross-attention values come from the raw memory; only its keys are normalised by ln2."),
        ("`m = self.ln2(memory)`; `cross_attn(ln2(h), m, m)`: kunci dan nilai sama-sama m.",

@@ -37,7 +37,7 @@ WORDS = {
            "passed": "{n} dari {m} pemeriksaan publik lulus.",
            "all": "Semua pemeriksaan publik lulus. Autograder masih memeriksa lebih banyak hal "
                   "(nilai dibanding solusi acuan, ukuran tersembunyi), jadi ini syarat perlu, belum cukup.",
-           "failed": "Cek mandiri: {n} pemeriksaan publik gagal (lihat tabel di atas):",
+           "failed": "Cek mandiri: {n} pemeriksaan publik gagal:",
            "missing": "`{name}` belum didefinisikan: jalankan sel-sel di atas terlebih dahulu.",
            "stub": "`{name}` masih berisi `raise NotImplementedError()`: tulis implementasinya.",
            "error": "Kode Anda melempar {error}",
@@ -47,7 +47,7 @@ WORDS = {
            "passed": "{n} of {m} public checks passed.",
            "all": "All public checks passed. The autograder checks more (values against the "
                   "reference, hidden sizes), so this is necessary, not sufficient.",
-           "failed": "Self-check: {n} public check(s) failed (see the table above):",
+           "failed": "Self-check: {n} public check(s) failed:",
            "missing": "`{name}` is not defined: run the cells above first.",
            "stub": "`{name}` still holds `raise NotImplementedError()`: write its implementation.",
            "error": "Your code raised {error}",
@@ -612,10 +612,11 @@ def cek_mandiri(tugas, namespace=None, bahasa=None, gagal_bila_salah=True):
     lang = bahasa or os.environ.get("CEK_MANDIRI_BAHASA") or LANGUAGE
     results = run(tugas, namespace, lang)
     print(report(results, lang))
-    failed = [check_id for check_id, ok, _ in results if not ok]
-    if failed and gagal_bila_salah:
+    failed = [(check_id, message) for check_id, ok, message in results if not ok]
+    if failed and gagal_bila_salah:  # on its own: nbgrader validate shows no table
         raise AssertionError("\n".join([WORDS[lang]["failed"].format(n=len(failed))]
-                                        + [f"  ✗ {check_id}" for check_id in failed]))
+                                        + [f"  ✗ {check_id}\n      {message}" if message else f"  ✗ {check_id}"
+                                           for check_id, message in failed]))
     return not failed
 
 
