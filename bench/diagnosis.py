@@ -6,8 +6,9 @@ every correct file), it prints
 - **wrong**: diagnoses that name something else than the file's header says (``# diagnosis:``;
   ``none`` means nothing may be named) and any diagnosis of a correct file: it must be 0;
 - **reads**: per bug, what a student has to read: each named finding once (a named mistake, one
-  error that fails several checks, a failure other checks follow from), plus every failed check
-  that nothing explains; median and worst (targets: median <= 2, worst <= 4).
+  error that fails several checks), plus every failed check that nothing explains (the checks
+  that follow from one of those are listed under it and not counted again); median and worst
+  (targets: median <= 2, worst <= 4).
 
     .venv/bin/python bench/diagnosis.py                    # every assignment
     .venv/bin/python bench/diagnosis.py --assignment decoder --jobs 2 --verbose
@@ -102,7 +103,7 @@ def grade_all(jobs, files):
 def judge(row, kind, expected):
     """Adds what the bench counts to a graded row."""
     named = sorted({m for _, m, _ in row["diagnoses"] if m not in DERIVED})
-    derived = [m for _, m, _ in row["diagnoses"] if m in DERIVED]
+    derived = [m for _, m, _ in row["diagnoses"] if m == "raises"]  # "follows": under its cause
     row["kind"], row["expected"], row["named"] = kind, expected, named
     if expected == "none":
         row["wrong"] = named

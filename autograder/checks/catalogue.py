@@ -233,6 +233,14 @@ CATALOGUE = [
        ("`V = self.wv(v)`: kunci dan nilai berasal dari k dan v (di cross-attention: dari memori).",
         "`V = self.wv(v)`: keys and values come from k and v (in cross-attention: from the memory)."),
        ["v_from_q"], VALUES | MASKING | CRASHES),
+    _m("mha.wrong_projection", MHA,
+       ("Salah satu masukan diproyeksikan dengan proyeksi milik masukan lain (mis. `self.wq(k)` untuk "
+        "kunci).",
+        "One input is projected with another input's projection (e.g. `self.wq(k)` for the keys)."),
+       ("Setiap masukan punya proyeksinya sendiri: `self.wq(q)`, `self.wk(k)`, `self.wv(v)`.",
+        "Each input has its own projection: `self.wq(q)`, `self.wk(k)`, `self.wv(v)`."),
+       ["k_with:wq", "v_with:wq", "v_with:wk", "q_with:wk", "k_with:wv", "q_with:wv"],
+       VALUES | MASKING | {"gradient_flow"}),
     _m("mha.weights_averaged", MHA,
        ("Bobot attention dirata-rata atas head (B, Tq, Tk), bukan dikembalikan per head.",
         "The attention weights are averaged over the heads (B, Tq, Tk) instead of returned per head."),
@@ -312,6 +320,14 @@ CATALOGUE = [
         "GELU goes only between the two layers: `self.l2(F.gelu(self.l1(x)))`; l2's output is "
         "returned as it is."),
        ["act_after_l2", "act_twice"]),
+    _m("ffn.bias_false", FFN,
+       ("Lapisan l1 atau l2 dibuat tanpa bias (`bias=False`).",
+        "The layer l1 or l2 is built without a bias (`bias=False`)."),
+       ("Kontrak meminta `nn.Linear(d_model, d_ff)` dan `nn.Linear(d_ff, d_model)` dengan bias "
+        "(bawaannya): 16·32 + 32 + 32·16 + 16 = 1072 parameter.",
+        "The contract asks for `nn.Linear(d_model, d_ff)` and `nn.Linear(d_ff, d_model)` with a bias "
+        "(the default): 16·32 + 32 + 32·16 + 16 = 1072 parameters."),
+       (), VALUES | {"param_count", "dtype"}),
     # EncoderBlock
     _m("enc.ln_order_swapped", ENC,
        ("Urutan LayerNorm tertukar: prenorm=False menghitung pre-LN atau prenorm=True menghitung "

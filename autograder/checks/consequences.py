@@ -7,10 +7,12 @@ of each target's failed checks:
 - ``RAISES``: one error raised by the student's code (the same exception at the same line)
   that fails several checks of a target is one finding, titled with the error and its line;
   the checks it fails are listed under it and carry no hint of their own;
-- ``FOLLOWS``: when a check that compares the target's values with the reference at the
-  chapter's sizes fails and nothing names why, the same target's checks at other sizes
-  (category ``hidden_config``: the hidden sizes, the sizes checks) fail because of it; they are
-  listed under it, with no hint about hard-coded sizes or ``squeeze()``.
+- ``FOLLOWS``: when a check that compares the target's values with the reference fails and
+  nothing names why (the first such check, e.g. a wiring check), the same target's other value
+  checks (the whole block against the reference, the hidden sizes, the sizes checks) fail because
+  of it; and where the target is right around its own sub-layers (one of its value checks
+  passed) while a part's value check fails, its value checks fail because of the part's. They
+  are listed under that failure, with no hint about hard-coded sizes or ``squeeze()``.
 
 Both are ``records.Diagnosis`` records whose ``mistake`` is not an id of the catalogue
 (``DERIVED``): the reports show them like a named mistake (its title, one hint, the checks it
@@ -20,10 +22,12 @@ nothing about correct code.
 
 import re
 
+from autograder.checks import targets
 from autograder.records import Diagnosis
 from autograder.texts import bilingual
 
 RAISES, FOLLOWS = "raises", "follows"
+VALUES = ("numeric_vs_reference", "hidden_config")  # what follows from a failed value check
 DERIVED = (RAISES, FOLLOWS)
 _RAISED = re.compile(r"[Yy]our code raised (?P<kind>[\w.]+)(?::.*?| at the hidden sizes)?(?: "
                      r"\((?P<where>[^()]*(?:\([^()]*\)[^()]*)*)\))?(?:\. .*)?$", re.S)
@@ -44,7 +48,7 @@ def derive(outcomes, diagnoses):
     for o in outcomes:
         if o.status in ("failed", "timeout") and o.check.id not in explained:
             failed.setdefault(o.check.target, []).append(o)
-    found = []
+    found, rest = [], {}
     for target, left in failed.items():
         errors, unplaced = {}, []
         for o in left:
@@ -73,16 +77,33 @@ def derive(outcomes, diagnoses):
                 "galat itu saja, bukan karena hal lain.",
                 f"Fix the {kind} at {where} first; the checks below fail because of that error "
                 "alone, not for reasons of their own."), ids))
-        rest = [o for o in left if o.check.id not in grouped]
-        cause = next((o for o in rest if o.check.category == "numeric_vs_reference"
+        rest[target] = [o for o in left if o.check.id not in grouped]
+    for target, left in rest.items():
+        cause = next((o for o in left if o.check.category == "numeric_vs_reference"
                       and o.status == "failed"), None)
-        follow = tuple(o.check.id for o in rest if o.check.category == "hidden_config")
-        if cause is not None and follow:
-            found.append(Diagnosis(target, FOLLOWS, bilingual(
-                f"Salah juga pada ukuran lain, karena kegagalan `{cause.check.id}` yang sama.",
-                f"Wrong at other sizes too, because of the same failure as `{cause.check.id}`."),
-                bilingual(f"Perbaiki `{cause.check.id}` lebih dulu; pemeriksaan ukuran di bawah ini "
-                          "mengikutinya (bukan tanda ukuran yang ditulis tetap).",
-                          f"Fix `{cause.check.id}` first; the size checks below follow from it (not a "
-                          "sign of hard-coded sizes)."), follow))
+        follow = [o for o in left if o is not cause and o.check.category in VALUES]
+        if cause is None:
+            continue
+        own_wiring = any(o.passed and o.check.target == target and o.check.category == "numeric_vs_reference"
+                         for o in outcomes)
+        part = next((c for p in targets.parts_of(target) for c in _value_causes(rest.get(p, ()))), None)
+        if part is not None and own_wiring:  # right around its own sub-layers: the part's failure
+            cause, follow = part, [o for o in left if o.check.category in VALUES]
+        if follow:
+            found.append(_follows(target, cause, tuple(o.check.id for o in follow)))
     return found
+
+
+def _value_causes(outcomes):
+    return [o for o in outcomes if o.check.category == "numeric_vs_reference" and o.status == "failed"]
+
+
+def _follows(target, cause, ids):
+    name = cause.check.id
+    return Diagnosis(target, FOLLOWS, bilingual(
+        f"Gagal juga karena kegagalan `{name}` yang sama (di sini atau pada ukuran lain).",
+        f"Also fails because of the same failure as `{name}` (here, or at other sizes)."),
+        bilingual(f"Perbaiki `{name}` lebih dulu; pemeriksaan di bawah ini mengikutinya (bukan tanda "
+                  "ukuran yang ditulis tetap, dan bukan kesalahan tersendiri).",
+                  f"Fix `{name}` first; the checks below follow from it (not a sign of hard-coded "
+                  "sizes, nor a mistake of their own)."), ids)

@@ -344,26 +344,33 @@ class Diagnoser:
             return 3
         return 0 if self._part_matches_reference(mistake.home) else 1
 
-    def _attention_prefixes(self, target):
-        """Where the target holds a MultiHeadAttention (its own projections, or sub-layers)."""
-        if target == targets.MHA:
+    # The contract's linear layers of a kind of module, and the mistake of building them without a bias.
+    LINEARS = {targets.MHA: (("wq", "wk", "wv", "wo"), "mha.bias_false"),
+               targets.FFN: (("l1", "l2"), "ffn.bias_false")}
+
+    def _prefixes(self, target, kind):
+        """Where the target holds a module of ``kind`` (itself, or its sub-modules)."""
+        if target == kind:
             return ("",)
         declared = targets.get(target).submodules if target in targets.TARGETS else {}
-        return tuple(f"{path}." for path, kind in declared.items() if kind == targets.MHA)
+        return tuple(f"{path}." for path, sub in declared.items() if sub == kind)
 
     def _structural(self, target, probe):
-        """bias=False: copying the reference's weights failed, and the projections the contract
-        names have weights but no biases."""
-        prefixes = self._attention_prefixes(target)
-        if not isinstance(probe.failure, CheckFailed) or not prefixes:
+        """bias=False: copying the reference's weights failed, and the linear layers the
+        contract names have weights but no biases (the attention's first, then the FFN's)."""
+        if not isinstance(probe.failure, CheckFailed):
             return None
 
         def test():
             names = self.session.new(target, *targets.get(target).arguments(self.plan.chapter)).aliases
-            linears = [f"{p}{w}" for p in prefixes for w in ("wq", "wk", "wv", "wo")]
-            weights = all(f"{name}.weight" in names for name in linears)
-            return weights and any(f"{name}.bias" not in names for name in linears)
-        return BY_ID["mha.bias_false"] if self._memo("structural", target, test) else None
+            for kind, (layers, mistake) in self.LINEARS.items():
+                linears = [f"{p}{w}" for p in self._prefixes(target, kind) for w in layers]
+                if linears and all(f"{name}.weight" in names for name in linears) and any(
+                        f"{name}.bias" not in names for name in linears):
+                    return mistake
+            return None
+        found = self._memo("structural", target, test)
+        return BY_ID[found] if found else None
 
     def _memo(self, name, target, test):
         key = (name, target)
@@ -381,7 +388,7 @@ class Diagnoser:
         if mistake.variants:
             return any(probe.ok and self.matches(target, probe, root["flags"]) and not self.matches(
                 target, probe, frozenset()) for probe in self._samples(target, self.probe(target)))
-        if mistake.id == "mha.bias_false":
+        if mistake.id in ("mha.bias_false", "ffn.bias_false"):
             return self._structural(target, self.probe(target)) is mistake
         if mistake.id == "sdpa.head_axis":
             return self._memo("raises_in_sdpa", target, lambda: self._raises_in_sdpa(target))

@@ -142,6 +142,15 @@ class CheckFailed(Exception):
         self.message = message
 
 
+def only_here(error):
+    """Mark a failure (a ``CheckFailed`` or the student's error) as this check's alone: the
+    checks that need this one still run. For code that raises only at some configurations
+    (an attention that raises when Tq != Tk): the property checks run where it works, and the
+    failures of the same error are read as one (``checks.consequences``)."""
+    error.blocks = False
+    return error
+
+
 def fail(message):
     """Fail the running check; ``message`` is a Bilingual saying what is wrong."""
     if not isinstance(message, Bilingual):

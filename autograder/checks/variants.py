@@ -147,8 +147,10 @@ def _mha(P, prefix, q, k, v, mask, heads, flags, fill=float("-inf")):
         if tq != tk:
             raise Unmodelled  # it raises there
         v = q
-    found = _sdpa(split(_linear(P, prefix + "wq", q), tq), split(_linear(P, prefix + "wk", k), tk),
-                  split(_linear(P, prefix + "wv", v), tk), mask, flags,
+    w = {slot: prefix + next((f.split(":")[1] for f in flags if f.startswith(f"{slot}_with:")), f"w{slot}")
+         for slot in "qkv"}  # "k_with:wq": the keys projected with wq
+    found = _sdpa(split(_linear(P, w["q"], q), tq), split(_linear(P, w["k"], k), tk),
+                  split(_linear(P, w["v"], v), tk), mask, flags,
                   scale_dim=d if "scale_dmodel" in flags else None, fill=fill)
     if found is None:
         return None
