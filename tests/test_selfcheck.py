@@ -118,6 +118,11 @@ MUTANTS = [  # (assignment, mutant in tests/corpus/<assignment>/mutants/, the pu
     ("encoder", "ffn_relu", "ffn.gelu"),
     ("encoder", "pe_sin_cos_swapped", "pe.values"),
     ("decoder", "dec_no_causal_mask", "dec.causality"),
+    # what the notebooks' visible check cells catch, nbgrader validate and the self-check catch too
+    ("encoder", "enc_post_missing_residual", "enc.postln_wiring"),
+    ("encoder", "enc_pre_residual_from_ln1", "enc.preln_wiring"),
+    ("decoder", "dec_self_missing_residual", "dec.wiring"),
+    ("decoder", "dec_post_ln", "dec.wiring"),
 ]
 
 

@@ -199,6 +199,19 @@ CATALOGUE = [
        ("Di dalam multi-head attention, d_k = d_model / num_heads: bagi dengan `math.sqrt(self.d_k)`.",
         "Inside multi-head attention d_k = d_model / num_heads: divide by `math.sqrt(self.d_k)`."),
        ["scale_dmodel"]),
+    _m("mha.scaled_twice", MHA,
+       ("Di dalam MultiHeadAttention skor akhirnya dibagi d_k, bukan √d_k: skala diterapkan sekali "
+        "terlalu banyak (mis. q dibagi √d_k sebelum scaled_dot_product_attention, yang membaginya lagi).",
+        "Inside MultiHeadAttention the scores end up divided by d_k, not √d_k: the scale is applied "
+        "once too often (e.g. q divided by √d_k before scaled_dot_product_attention, which divides "
+        "again)."),
+       ("scaled_dot_product_attention sudah membagi dengan √d_k: jangan menskalakan q (atau skor) "
+        "lagi di forward MultiHeadAttention. Bila attention ditulis langsung di sana, bagi sekali "
+        "saja dengan `math.sqrt(self.d_k)`.",
+        "scaled_dot_product_attention already divides by √d_k: do not scale q (or the scores) again "
+        "in MultiHeadAttention.forward. Where the attention is written out there, divide once, by "
+        "`math.sqrt(self.d_k)`."),
+       ["scale_dk"]),
     _m("mha.split_without_transpose", MHA,
        ("Head dipecah dengan `view(B, H, T, d_k)` langsung, tanpa transpose: setiap head mendapat "
         "potongan token, bukan potongan fitur.",

@@ -114,7 +114,11 @@ def _is_causal_mask_call(call, mask, t_dec, shape):
     size = call.arguments(("t",)).get("t", MISSING)
     if not isinstance(size, int) or isinstance(size, bool) or size != t_dec:
         return False
-    made, passed = blocked(call.main, shape), blocked(mask, shape)
+    made = call.main
+    if (isinstance(made, torch.Tensor) and isinstance(mask, torch.Tensor) and made.dtype == mask.dtype
+            and made.shape == mask.shape and torch.equal(made, mask)):
+        return True  # its own causal_mask's result, whatever it holds: its bugs are causal_mask's
+    made, passed = blocked(made, shape), blocked(mask, shape)
     return made is not None and passed is not None and torch.equal(made, passed)
 
 

@@ -587,10 +587,12 @@ class Diagnoser:
         x, memory = kit.randn(2, c.decoder_length, c.d_model), kit.randn(2, c.length, c.d_model)
         standins = {"self_attn": [kit.ctx.standin_attention(2, c.num_heads, c.decoder_length,
                                                             c.decoder_length, c.d_model)]}
-        _, records = kit.ctx.record(obj, x, memory, modules=("self_attn",), standins=standins)
-        calls = records.of("self_attn")
-        if len(calls) != 1:
-            return False
+        _, records = kit.ctx.record(obj, x, memory, modules=("self_attn",), functions=("causal_mask",),
+                                    standins=standins)
+        calls, made = records.of("self_attn"), records.of("causal_mask")
+        if len(calls) != 1 or not made or not all(
+                isinstance(m.main, torch.Tensor) and m.main.dtype == torch.bool for m in made):
+            return False  # a causal_mask that is float itself is causal_mask's own matter
         mask = calls[0].attention_arguments()[3]
         return (isinstance(mask, torch.Tensor) and mask.is_floating_point()
                 and mask.shape[-2:] == (c.decoder_length, c.decoder_length)
