@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import plan as plans
+from autograder import plan as plans, reports
 from autograder.checks.consequences import FOLLOWS, RAISES
 from autograder.grading.grader import grade
 from autograder.loading import Submission
@@ -39,6 +39,11 @@ def test_one_error_in_several_checks_is_one_finding(tmp_path):
         assert "line" in finding.title.en and "raised" in finding.title.en
     left = to_fix(result.outcomes, *result.diagnoses)
     assert not any("raised" in (o.message.en if o.message else "") for o in left), [o.message.en for o in left]
+    # the feedback reads it once: the finding, then its checks without hints of their own
+    page = reports.feedback_md(result, "en", "attention")
+    fix = page.split("**What to fix:**")
+    assert raised[0].title.en.split(":")[0] in page and "Failed because of this alone" in page
+    assert not any(f"`{c}`" in part.split("\n\n")[0] for part in fix[1:] for c in raised[0].explains), page
 
 
 def test_checks_at_other_sizes_follow_from_the_value_check(tmp_path):

@@ -23,12 +23,11 @@ nothing about correct code.
 import re
 
 from autograder.checks import targets
-from autograder.records import Diagnosis
+from autograder.records import DERIVED, Diagnosis
 from autograder.texts import bilingual
 
-RAISES, FOLLOWS = "raises", "follows"
+RAISES, FOLLOWS = DERIVED
 VALUES = ("numeric_vs_reference", "hidden_config")  # what follows from a failed value check
-DERIVED = (RAISES, FOLLOWS)
 _RAISED = re.compile(r"[Yy]our code raised (?P<kind>[\w.]+)(?::.*?| at the hidden sizes)?(?: "
                      r"\((?P<where>[^()]*(?:\([^()]*\)[^()]*)*)\))?(?:\. .*)?$", re.S)
 

@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 from urllib.parse import quote
 
+from autograder.records import DERIVED
 from autograder.reports import similarity, svg
 from autograder.reports.feedback_html import escape, page, text
 from autograder.reports.words import fmt, not_graded, student_folder, write_atomic
@@ -99,6 +100,8 @@ def numbers(batch, similar=None, similarity_error=None):
     mistakes = {}
     for r in results:
         for d in r.diagnoses:
+            if d.mistake in DERIVED:  # a grouping of failures, not a mistake of the catalogue
+                continue
             entry = mistakes.setdefault(d.mistake, {"mistake": d.mistake, "target": d.target,
                                                     "title": d.title.to_json(), "students": []})
             entry["students"].append(clean(r.student))

@@ -17,6 +17,7 @@ WORDS = {
         "all_passed": "Semua pemeriksaan lulus.", "no_file": "(tidak ada)",
         "error": "Kesalahan internal autograder", "summary": "Nilai {score}/{max}.",
         "diagnosis": "Kesalahan yang dikenali", "because": "Gagal karena kesalahan ini",
+        "finding": "Satu temuan", "because_finding": "Gagal karena hal ini saja",
         "elsewhere": "Akibat kesalahan yang dikenali di {part}",
     },
     "en": {
@@ -26,6 +27,7 @@ WORDS = {
         "all_passed": "All checks passed.", "no_file": "(none)",
         "error": "Internal autograder error", "summary": "Score {score}/{max}.",
         "diagnosis": "Recognised mistake", "because": "Failed because of this mistake",
+        "finding": "One finding", "because_finding": "Failed because of this alone",
         "elsewhere": "Caused by the mistake recognised in {part}",
     },
 }
