@@ -68,10 +68,13 @@ def derive(outcomes, diagnoses):
                 continue
             ids = tuple(o.check.id for o in group)
             grouped.update(ids)
-            first = group[0].message
+            first = next((o.message for o in group if _sizes(o.message) is None), group[0].message)
+            smallest = next((_sizes(o.message) for o in group if _sizes(o.message)), None)
+            at = (bilingual(f" (ukuran terkecil yang ditemukan: {smallest[0]})",
+                            f" (the smallest sizes found: {smallest[1]})") if smallest else bilingual("", ""))
             found.append(Diagnosis(target, RAISES, bilingual(
-                f"Satu galat menggagalkan {len(ids)} pemeriksaan: {first.id}",
-                f"One error fails {len(ids)} checks: {first.en}"), bilingual(
+                f"Satu galat menggagalkan {len(ids)} pemeriksaan{at.id}: {first.id}",
+                f"One error fails {len(ids)} checks{at.en}: {first.en}"), bilingual(
                 f"Perbaiki galat {kind} di {where} lebih dulu; pemeriksaan di bawah ini gagal karena "
                 "galat itu saja, bukan karena hal lain.",
                 f"Fix the {kind} at {where} first; the checks below fail because of that error "
@@ -91,6 +94,13 @@ def derive(outcomes, diagnoses):
         if follow:
             found.append(_follows(target, cause, tuple(o.check.id for o in follow)))
     return found
+
+
+def _sizes(message):
+    """(id, en) of the sizes a sizes check (checks.search, shrunk to the smallest) failed at."""
+    found = [re.match(rf"^{prefix} (.*?): {said} ", str(text), re.S) for text, prefix, said in (
+        (message.id, "Salah pada ukuran", "kode Anda memunculkan"), (message.en, "Wrong at sizes", "your code raised"))]
+    return tuple(m.group(1) for m in found) if all(found) else None
 
 
 def _value_causes(outcomes):
