@@ -279,7 +279,7 @@ class Diagnoser:
             # autograd refuses an in-place change of an input that requires a gradient
             message = self.outcomes[check_id].message
             text = message.en.lower() if message else ""
-            return "in-place" in text or "inplace" in text
+            return "in-place" in text or "inplace" in text or "cannot resize" in text
         return category in mistake.explains
 
     def candidates(self, target):
