@@ -1,6 +1,6 @@
 # corpus: mutant — the student's attention applies the mask as `scores + mask * -inf`
-# expect-fail: dec.sensitivity
-# expect-pass: dec.present, dec.construct, dec.param_count, dec.shape
+# expect-fail: dec.integration
+# expect-pass: dec.present, dec.construct, dec.sensitivity, dec.param_count, dec.shape, dec.wiring, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.hidden_config, dec.gradient_flow, dec.batch_independence, dec.no_inplace, dec.device_agnostic
 # diagnosis: sdpa.mask_times_inf
 import math
 
