@@ -1,6 +1,6 @@
 # corpus: mutant — the student's attention projects the values from q
-# expect-fail: dec.integration, dec.memory_path, dec.gradient_flow, dec.device_agnostic, dec.sizes
-# expect-pass: dec.present, dec.construct, dec.sensitivity, dec.param_count, dec.shape, dec.wiring, dec.causality, dec.cross_weights, dec.float64, dec.batch_independence, dec.no_inplace
+# expect-fail: dec.integration, dec.gradient_flow, dec.device_agnostic
+# expect-pass: dec.present, dec.construct, dec.sensitivity, dec.param_count, dec.shape, dec.wiring, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.batch_independence, dec.no_inplace
 # diagnosis: mha.values_from_q
 import math
 
