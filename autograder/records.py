@@ -18,6 +18,8 @@ OUTCOME_STATUSES = ("passed", "failed", "skipped", "error", "timeout")
 # One student's verdict, for the gradebook and the class summary.
 RESULT_STATUSES = ("full", "partial", "zero", "not_graded", "grader_error")
 RECORD_VERSION = 1
+# Diagnosis.mistake of the findings that group failures (checks.consequences), not catalogue ids.
+DERIVED = ("raises", "follows")
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,7 @@ class StudentResult:
     execution_time: float = 0.0
     fingerprint: str | None = None  # what the verdicts depend on (autograder.resume)
     report_error: str | None = None  # writing this student's reports failed (instructor-facing)
-    diagnoses: tuple = ()  # Diagnosis, at most one per target
+    diagnoses: tuple = ()  # Diagnosis: at most one catalogue mistake per target, then checks.consequences'
     pictures: tuple = ()  # Picture
     late: object = None  # late.Lateness of the submission, or None (no deadline or no time)
     localizations: tuple = ()  # Localization, at most one per target (feedback only)
@@ -165,8 +167,12 @@ class StudentResult:
         return next((x for x in self.localizations if x.target == target), None)
 
     def diagnosis_for(self, target):
-        """The Diagnosis of ``target``, or None."""
-        return next((d for d in self.diagnoses if d.target == target), None)
+        """The catalogued mistake (Diagnosis) of ``target``, or None."""
+        return next((d for d in self.diagnoses if d.target == target and d.mistake not in DERIVED), None)
+
+    def findings_for(self, target):
+        """The findings that group ``target``'s failures (an error, failures that follow)."""
+        return [d for d in self.diagnoses if d.target == target and d.mistake in DERIVED]
 
     def explained_elsewhere(self, target):
         """[(Diagnosis of another target, [failed check ids of ``target`` it explains])]: a

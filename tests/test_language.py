@@ -72,9 +72,13 @@ def graded(tmp_path_factory):
         for lang in ("en", "id"):
             out = tmp_path_factory.mktemp(lang) / "attention"
             paths = [EXAMPLES / student for student in STUDENTS]
+            # the CI channels too: annotations, the step summary and JUnit, in the same language
+            os.environ["GITHUB_STEP_SUMMARY"] = str(out.parent / "step_summary.md")
             done[lang] = run_autograder("grade", *paths, "--assignment", "attention", "--out", out,
-                                        "--lang", lang, "--jobs", "2"), out
+                                        "--lang", lang, "--jobs", "2", "--format", "github",
+                                        "--junit", out.parent / "junit.xml"), out
     finally:
+        os.environ.pop("GITHUB_STEP_SUMMARY", None)
         if previous is None:
             os.environ.pop("COLUMNS", None)
         else:
@@ -109,6 +113,41 @@ def test_indonesian_feedback_has_no_english_sentences(graded):
             assert not foreign(text, ENGLISH), f"{student} {what}: {text}"
     assert (out / "budi" / "feedback.md").read_text(encoding="utf-8").startswith(
         "# Umpan balik: Scaled dot-product attention dan multi-head attention")
+
+
+def channel_texts(process, out):
+    """{what: text} of what the class and CI see: the class report's rows (loading problems
+    included), the GitHub annotations (titles and messages), the step summary and JUnit."""
+    page = (out / "report.html").read_text(encoding="utf-8")  # without the students' code
+    found = {"report.html": html_text(re.sub(r"<pre\b.*?</pre>", " ", page, flags=re.S | re.I))}
+    for number, line in enumerate(process.stdout.splitlines()):
+        match = re.match(r"::(error|warning|notice)(?: ([^:]*))?::(.*)$", line)
+        if match and match.group(1) != "notice":  # the notice is the fixed `Points a/b` line
+            title = re.sub(r"%[0-9A-F]{2}", " ", match.group(2) or "")
+            found[f"annotation {number} title"] = title
+            found[f"annotation {number}"] = re.sub(r"%[0-9A-F]{2}", " ", match.group(3))
+    found["step summary"] = (out.parent / "step_summary.md").read_text(encoding="utf-8")
+    junit = (out.parent / "junit.xml").read_text(encoding="utf-8")
+    for number, name in enumerate(re.findall(r'<testcase name="([^"]*)"|message="([^"]*)"', junit)):
+        found[f"junit attribute {number}"] = html.unescape(" ".join(name))
+    junit = re.sub(r"<properties>.*?</properties>", " ", junit, flags=re.S)
+    found["junit texts"] = html.unescape(re.sub(r"<[^>]+>", " ", junit))
+    return found
+
+
+@pytest.mark.parametrize("lang, words", [("en", INDONESIAN), ("id", ENGLISH)])
+def test_class_report_and_ci_channels_are_in_one_language(graded, lang, words):
+    """The class report (its loading problems too), the GitHub annotations and step summary,
+    and the JUnit titles and messages: all in the language graded in."""
+    process, out = graded[lang]
+    assert process.returncode == 0, process.stderr
+    texts = channel_texts(process, out)
+    assert any(k.startswith("annotation") for k in texts), process.stdout
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert any(s["problems"] for s in report["students"])  # dewi's syntax error is read too
+    slips = [f"{what}: {text!r} ({', '.join(foreign(text, words))})"
+             for what, text in texts.items() if foreign(text, words)]
+    assert not slips, "\n".join(slips)
 
 
 def _every_text():

@@ -118,6 +118,11 @@ MUTANTS = [  # (assignment, mutant in tests/corpus/<assignment>/mutants/, the pu
     ("encoder", "ffn_relu", "ffn.gelu"),
     ("encoder", "pe_sin_cos_swapped", "pe.values"),
     ("decoder", "dec_no_causal_mask", "dec.causality"),
+    # what the notebooks' visible check cells catch, nbgrader validate and the self-check catch too
+    ("encoder", "enc_post_missing_residual", "enc.postln_wiring"),
+    ("encoder", "enc_pre_residual_from_ln1", "enc.preln_wiring"),
+    ("decoder", "dec_self_missing_residual", "dec.wiring"),
+    ("decoder", "dec_post_ln", "dec.wiring"),
 ]
 
 
@@ -215,7 +220,8 @@ def test_validate_fails_an_untouched_notebook(nbgrader):
     done = nbgrader.result("selfcheck validate untouched")
     assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
     assert "AssertionError: Cek mandiri: 17 pemeriksaan publik gagal" in done.stdout
-    assert "  ✗ sdpa.shape\n" in done.stdout  # which ones, also where only errors show
+    assert "  ✗ sdpa.shape\n      " in done.stdout  # which ones and why, also where only errors show
+    assert "tabel di atas" not in done.stdout  # nbgrader validate shows no table
 
 
 def test_validate_fails_a_shape_broken_notebook(nbgrader):
@@ -223,7 +229,7 @@ def test_validate_fails_a_shape_broken_notebook(nbgrader):
     assert "weights.mean(dim=1)" in path.read_text(encoding="utf-8"), "the edit no longer applies"
     done = nbgrader.result("selfcheck validate broken")
     assert "VALIDATION FAILED ON 1 CELL(S)!" in done.stdout, done.output[-5000:]
-    failed = done.stdout.split("pemeriksaan publik gagal (lihat tabel di atas):")[1].split("\n")[1]
+    failed = done.stdout.split("pemeriksaan publik gagal:")[1].split("\n")[1]
     assert failed.strip() == "✗ mha.shape", failed
 
 

@@ -24,6 +24,9 @@ ANY = "*"  # a mistake any target can make
 # Categories of the checks that compare values with the reference.
 VALUES = frozenset({"numeric_vs_reference", "hidden_config"})
 MASKING = frozenset({"masking", "mask_convention"})
+# What a mistake that raises at some sizes (Tq != Tk) can make fail besides the values.
+CRASHES = frozenset({"shape", "rows_sum_to_one", "gradient_flow", "batch_independence",
+                     "inputs_untouched", "device_agnostic", "dtype", "memory_path", "causality"})
 # What a sub-layer's value mistake can make fail in a block built on it.
 BLOCK_VALUES = VALUES | {"masking", "layernorm_stats"}
 
@@ -125,6 +128,44 @@ CATALOGUE = [
         "`masked_fill` returns a new tensor and leaves `scores` as it was: write "
         "`scores = scores.masked_fill(mask, float('-inf'))` before the softmax, and use that result."),
        ["mask_ignored"], VALUES | MASKING),
+    _m("sdpa.scale_precedence", SDPA,
+       ("Skalanya d_k / 2, bukan √d_k: `d_k ** 1/2` dibaca sebagai `(d_k ** 1) / 2`.",
+        "The scale is d_k / 2, not √d_k: `d_k ** 1/2` is read as `(d_k ** 1) / 2`."),
+       ("`**` mengikat lebih kuat daripada `/`: tulis `d_k ** 0.5` atau `math.sqrt(d_k)`. Pada d_k = 4 "
+        "keduanya kebetulan sama (2), pada ukuran lain tidak.",
+        "`**` binds tighter than `/`: write `d_k ** 0.5` or `math.sqrt(d_k)`. At d_k = 4 the two happen "
+        "to agree (2), at other sizes they do not."),
+       ["scale_half_dk"]),
+    _m("sdpa.mask_times_inf", SDPA,
+       ("Mask diterapkan sebagai `scores + mask * -inf`: di posisi mask False, 0 · (-inf) = NaN, "
+        "sehingga setiap bobot menjadi NaN.",
+        "The mask is applied as `scores + mask * -inf`: where the mask is False, 0 · (-inf) is NaN, "
+        "so every weight becomes NaN."),
+       ("Isi posisi yang diblokir tanpa perkalian: `scores.masked_fill(mask, float('-inf'))` (atau "
+        "`torch.where(mask, float('-inf'), scores)`).",
+        "Fill the blocked positions without a multiplication: `scores.masked_fill(mask, float('-inf'))` "
+        "(or `torch.where(mask, float('-inf'), scores)`)."),
+       ["mask_times_inf"], VALUES | MASKING | {"rows_sum_to_one", "gradient_flow", "causality",
+                                               "memory_path", "shape", "batch_independence",
+                                               "sensitivity"}),
+    _m("sdpa.softmax_without_keepdim", SDPA,
+       ("Softmax buatan sendiri membagi dengan `e.sum(-1)` tanpa `keepdim=True`: jumlahnya "
+        "ter-broadcast ke sumbu yang salah (galat bila Tq ≠ Tk, baris salah bila Tq = Tk).",
+        "The hand-written softmax divides by `e.sum(-1)` without `keepdim=True`: the sums broadcast "
+        "along the wrong axis (an error when Tq ≠ Tk, wrong rows when Tq = Tk)."),
+       ("`e / e.sum(dim=-1, keepdim=True)`, atau langsung `torch.softmax(scores, dim=-1)`.",
+        "`e / e.sum(dim=-1, keepdim=True)`, or simply `torch.softmax(scores, dim=-1)`."),
+       ["softmax_no_keepdim"], VALUES | MASKING | CRASHES),
+    _m("sdpa.scale_after_softmax", SDPA,
+       ("Skala 1/√d_k diterapkan pada bobot setelah softmax, bukan pada skor sebelumnya: baris bobot "
+        "tidak lagi berjumlah 1.",
+        "The 1/√d_k scale is applied to the weights after the softmax instead of to the scores "
+        "before it: rows of weights no longer sum to 1."),
+       ("Bagi skornya, lalu softmax: `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)`, "
+        "`weights = scores.softmax(dim=-1)`.",
+        "Divide the scores, then take the softmax: `scores = q @ k.transpose(-2, -1) / "
+        "math.sqrt(d_k)`, `weights = scores.softmax(dim=-1)`."),
+       ["scale_after_softmax"], VALUES | MASKING | {"rows_sum_to_one"}),
     # causal_mask
     _m("causal.diagonal_blocked", CAUSAL,
        ("Mask kausal ikut memblokir diagonal: token tidak boleh memperhatikan dirinya sendiri.",
@@ -158,6 +199,19 @@ CATALOGUE = [
        ("Di dalam multi-head attention, d_k = d_model / num_heads: bagi dengan `math.sqrt(self.d_k)`.",
         "Inside multi-head attention d_k = d_model / num_heads: divide by `math.sqrt(self.d_k)`."),
        ["scale_dmodel"]),
+    _m("mha.scaled_twice", MHA,
+       ("Di dalam MultiHeadAttention skor akhirnya dibagi d_k, bukan √d_k: skala diterapkan sekali "
+        "terlalu banyak (mis. q dibagi √d_k sebelum scaled_dot_product_attention, yang membaginya lagi).",
+        "Inside MultiHeadAttention the scores end up divided by d_k, not √d_k: the scale is applied "
+        "once too often (e.g. q divided by √d_k before scaled_dot_product_attention, which divides "
+        "again)."),
+       ("scaled_dot_product_attention sudah membagi dengan √d_k: jangan menskalakan q (atau skor) "
+        "lagi di forward MultiHeadAttention. Bila attention ditulis langsung di sana, bagi sekali "
+        "saja dengan `math.sqrt(self.d_k)`.",
+        "scaled_dot_product_attention already divides by √d_k: do not scale q (or the scores) again "
+        "in MultiHeadAttention.forward. Where the attention is written out there, divide once, by "
+        "`math.sqrt(self.d_k)`."),
+       ["scale_dk"]),
     _m("mha.split_without_transpose", MHA,
        ("Head dipecah dengan `view(B, H, T, d_k)` langsung, tanpa transpose: setiap head mendapat "
         "potongan token, bukan potongan fitur.",
@@ -174,6 +228,32 @@ CATALOGUE = [
        ("Dari (B, H, Tq, d_k) ke (B, Tq, D): `z.transpose(1, 2).contiguous().view(B, Tq, D)`.",
         "From (B, H, Tq, d_k) to (B, Tq, D): `z.transpose(1, 2).contiguous().view(B, Tq, D)`."),
        ["merge_no_transpose"], VALUES | {"masking"}),
+    _m("mha.merge_dk_major", MHA,
+       ("Head digabung kembali dengan urutan fitur d_k-dulu (`permute(0, 2, 3, 1)`): fitur head yang "
+        "berbeda saling berselang-seling.",
+        "Heads are merged back d_k-major (`permute(0, 2, 3, 1)`): the features of different heads "
+        "are interleaved."),
+       ("Setiap head menempati d_k kolom yang berurutan: `z.transpose(1, 2).contiguous().view(B, Tq, D)` "
+        "dari (B, H, Tq, d_k).",
+        "Each head fills d_k consecutive columns: `z.transpose(1, 2).contiguous().view(B, Tq, D)` "
+        "from (B, H, Tq, d_k)."),
+       ["merge_dk_major"], VALUES | {"masking"}),
+    _m("mha.values_from_q", MHA,
+       ("Nilai diproyeksikan dari q (`self.wv(q)`), bukan dari v: nilainya salah, dan galat "
+        "bila Tq ≠ Tk.",
+        "The values are projected from q (`self.wv(q)`) instead of v: wrong values, and an error when "
+        "Tq ≠ Tk."),
+       ("`V = self.wv(v)`: kunci dan nilai berasal dari k dan v (di cross-attention: dari memori).",
+        "`V = self.wv(v)`: keys and values come from k and v (in cross-attention: from the memory)."),
+       ["v_from_q"], VALUES | MASKING | CRASHES),
+    _m("mha.wrong_projection", MHA,
+       ("Salah satu masukan diproyeksikan dengan proyeksi milik masukan lain (mis. `self.wq(k)` untuk "
+        "kunci).",
+        "One input is projected with another input's projection (e.g. `self.wq(k)` for the keys)."),
+       ("Setiap masukan punya proyeksinya sendiri: `self.wq(q)`, `self.wk(k)`, `self.wv(v)`.",
+        "Each input has its own projection: `self.wq(q)`, `self.wk(k)`, `self.wv(v)`."),
+       ["k_with:wq", "v_with:wq", "v_with:wk", "q_with:wk", "k_with:wv", "q_with:wv"],
+       VALUES | MASKING | {"gradient_flow"}),
     _m("mha.weights_averaged", MHA,
        ("Bobot attention dirata-rata atas head (B, Tq, Tk), bukan dikembalikan per head.",
         "The attention weights are averaged over the heads (B, Tq, Tk) instead of returned per head."),
@@ -220,6 +300,12 @@ CATALOGUE = [
         "Make `two_i = torch.arange(0, d_model, 2)` (already even: do not double it again) and "
         "`angle = pos / 10000 ** (two_i / d_model)`."),
        ["pe_exp_doubled", "pe_exp_half", "pe_exp_column", "pe_mul"]),
+    _m("pe.positions_from_one", PE,
+       ("Posisi dihitung mulai dari 1, bukan 0: baris pertama harus sin(0) = 0 dan cos(0) = 1.",
+        "Positions are counted from 1 instead of 0: the first row must be sin(0) = 0 and cos(0) = 1."),
+       ("`pos = torch.arange(length)` (0, 1, ..., length-1), bukan `torch.arange(1, length + 1)`.",
+        "`pos = torch.arange(length)` (0, 1, ..., length-1), not `torch.arange(1, length + 1)`."),
+       ["pe_from_one"]),
     # FeedForward
     _m("ffn.relu", FFN, ("FeedForward memakai ReLU, bukan GELU.", "FeedForward uses ReLU instead of GELU."),
        ("Pakai GELU eksak: `F.gelu(self.l1(x))` atau `nn.GELU()` (salah satu bab memakai ReLU).",
@@ -247,6 +333,14 @@ CATALOGUE = [
         "GELU goes only between the two layers: `self.l2(F.gelu(self.l1(x)))`; l2's output is "
         "returned as it is."),
        ["act_after_l2", "act_twice"]),
+    _m("ffn.bias_false", FFN,
+       ("Lapisan l1 atau l2 dibuat tanpa bias (`bias=False`).",
+        "The layer l1 or l2 is built without a bias (`bias=False`)."),
+       ("Kontrak meminta `nn.Linear(d_model, d_ff)` dan `nn.Linear(d_ff, d_model)` dengan bias "
+        "(bawaannya): 16·32 + 32 + 32·16 + 16 = 1072 parameter.",
+        "The contract asks for `nn.Linear(d_model, d_ff)` and `nn.Linear(d_ff, d_model)` with a bias "
+        "(the default): 16·32 + 32 + 32·16 + 16 = 1072 parameters."),
+       (), VALUES | {"param_count", "dtype"}),
     # EncoderBlock
     _m("enc.ln_order_swapped", ENC,
        ("Urutan LayerNorm tertukar: prenorm=False menghitung pre-LN atau prenorm=True menghitung "
@@ -307,6 +401,16 @@ CATALOGUE = [
         "The positional encoding is added once to the embeddings, outside the block; the block "
         "only takes x."),
        ["pe_inside"], BLOCK_VALUES | {"permutation_equivariance"}),
+    _m("enc.output_normalised_again", ENC,
+       ("Pre-LN: keluaran blok dinormalkan lagi (`ln2(h + ffn(ln2(h)))`); pre-LN mengembalikan "
+        "`h + ffn(ln2(h))` tanpa normalisasi.",
+        "Pre-LN: the block's output is normalised again (`ln2(h + ffn(ln2(h)))`); pre-LN returns "
+        "`h + ffn(ln2(h))` unnormalised."),
+       ("Pada pre-LN, LayerNorm hanya dipakai pada masukan sub-layer; jumlah residual dikembalikan "
+        "apa adanya: `return h + self.ffn(self.ln2(h))`.",
+        "In pre-LN the LayerNorms only go on the sub-layers' inputs; the residual sum is returned as "
+        "it is: `return h + self.ffn(self.ln2(h))`."),
+       ["out_norm"], BLOCK_VALUES),
     # DecoderBlock
     _m("dec.memory_ignored", DEC,
        ("Cross-attention tidak membaca memori encoder: kunci dan nilainya diambil dari decoder "
@@ -365,6 +469,67 @@ CATALOGUE = [
         "Create two separate modules, `self.self_attn` and `self.cross_attn`, each with its own "
         "projections (3344 parameters)."),
        ["shared_attn_self", "shared_attn_cross"], BLOCK_VALUES | {"param_count", "gradient_flow"}),
+    _m("dec.values_from_raw_memory", DEC,
+       ("Nilai cross-attention diambil dari memori mentah; hanya kuncinya yang dinormalkan "
+        "dengan ln2.",
+        "The cross-attention values come from the raw memory; only its keys are normalised by ln2."),
+       ("`m = self.ln2(memory)`; `cross_attn(ln2(h), m, m)`: kunci dan nilai sama-sama m.",
+        "`m = self.ln2(memory)`; `cross_attn(ln2(h), m, m)`: keys and values are both m."),
+       ["values_raw"], BLOCK_VALUES),
+    _m("dec.cross_query_from_input", DEC,
+       ("Kueri cross-attention dibuat dari masukan blok x, bukan dari h setelah self-attention.",
+        "The cross-attention queries are made from the block's input x, not from h after "
+        "self-attention."),
+       ("`h = x + self_attn(...)[0]`; lalu `cross_attn(self.ln2(h), m, m)` dengan h itu.",
+        "`h = x + self_attn(...)[0]`; then `cross_attn(self.ln2(h), m, m)` with that h."),
+       ["query_from_x"], BLOCK_VALUES),
+    _m("dec.ln1_for_ln2", DEC,
+       ("ln1 dipakai di tempat ln2 (untuk kueri dan memori cross-attention); ln2 dibuat tetapi tidak "
+        "pernah dipakai.",
+        "ln1 is used where ln2 belongs (the cross-attention's query and memory); ln2 is created but "
+        "never used."),
+       ("Setiap sub-layer punya LayerNorm-nya sendiri: `m = self.ln2(memory)`, "
+        "`cross_attn(self.ln2(h), m, m)`.",
+        "Every sub-layer has its own LayerNorm: `m = self.ln2(memory)`, `cross_attn(self.ln2(h), m, m)`."),
+       ["ln2_is_ln1"], BLOCK_VALUES | {"gradient_flow"}),
+    _m("dec.mask_made_float", DEC,
+       ("Mask kausal diubah menjadi float (`.to(x)` mengubah dtype juga, bukan hanya perangkat): "
+        "`masked_fill` menolak mask float.",
+        "The causal mask is made float (`.to(x)` converts the dtype too, not only the device): "
+        "`masked_fill` refuses a float mask."),
+       ("Pindahkan hanya perangkatnya: `causal_mask(T).to(x.device)`; mask tetap boolean.",
+        "Move only the device: `causal_mask(T).to(x.device)`; the mask stays boolean."),
+       (), BLOCK_VALUES | {"gradient_flow", "device_agnostic", "dtype", "causality", "memory_path",
+                           "batch_independence", "inputs_untouched", "shape"},
+       triggers=VALUES | {"gradient_flow", "device_agnostic", "dtype"}),
+    # in any block
+    _m("layernorm_affine_ignored", ANY,
+       ("Bobot dan bias LayerNorm diabaikan (mis. `F.layer_norm(x, shape)` tanpa `ln.weight`, "
+        "`ln.bias`): normalisasinya benar, skala dan gesernya tidak.",
+        "The LayerNorms' weight and bias are ignored (e.g. `F.layer_norm(x, shape)` without "
+        "`ln.weight`, `ln.bias`): the normalisation is right, its scale and shift are not."),
+       ("Panggil modulnya sendiri, `self.ln1(x)`, atau teruskan parameternya: "
+        "`F.layer_norm(x, x.shape[-1:], self.ln1.weight, self.ln1.bias)`.",
+        "Call the module itself, `self.ln1(x)`, or pass its parameters on: "
+        "`F.layer_norm(x, x.shape[-1:], self.ln1.weight, self.ln1.bias)`."),
+       [f"ln_plain{slot}{mode}" for slot in ("", "@ln1", "@ln2", "@ln3") for mode in ("", ":post", ":pre")
+        if not (slot == "@ln3" and mode)], BLOCK_VALUES | {"gradient_flow"}),
+    _m("layernorm_over_tokens", ANY,
+       ("LayerNorm menormalkan sepanjang token (dim=1), bukan sepanjang fitur setiap token (dim=-1).",
+        "The LayerNorm normalises over the tokens (dim=1) instead of over each token's features "
+        "(dim=-1)."),
+       ("Rerata dan varians diambil per token: `x.mean(-1, keepdim=True)`, "
+        "`x.var(-1, unbiased=False, keepdim=True)`, atau langsung `self.ln1(x)`.",
+        "Mean and variance are taken per token: `x.mean(-1, keepdim=True)`, "
+        "`x.var(-1, unbiased=False, keepdim=True)`, or simply `self.ln1(x)`."),
+       ["ln_tokens", "ln_tokens:post", "ln_tokens:pre"],
+       BLOCK_VALUES | {"batch_independence", "permutation_equivariance", "causality"}),
+    _m("ffn_residual_scaled", ANY,
+       ("Residual feed-forward menambahkan setengah keluaran sub-layer (`h + 0.5 * ffn(...)`).",
+        "The feed-forward residual adds half of the sub-layer's output (`h + 0.5 * ffn(...)`)."),
+       ("Residualnya jumlah biasa: `h + self.ffn(...)`, tanpa faktor.",
+        "The residual is a plain sum: `h + self.ffn(...)`, without a factor."),
+       ["ffn_half", "ffn_half:post", "ffn_half:pre"], BLOCK_VALUES),
     # found by a probe, in any target
     _m("inputs_modified_in_place", ANY,
        ("Masukan diubah di tempat (in-place), sehingga tensor milik pemanggil ikut berubah.",

@@ -46,10 +46,11 @@ class Probe:
     """What one target returned on the inputs of one probe (each target is probed once per
     kind and remembered), and how the variants compute the same."""
 
-    def __init__(self, outputs=None, failure=None, inputs=None):
+    def __init__(self, outputs=None, failure=None, inputs=None, raised=False):
         self.outputs = outputs or {}  # key -> what the student returned (a tensor, or not)
         self.failure = failure  # StudentError / CheckFailed / WorkerFailure, or None
         self.inputs = inputs or {}  # what the variants need: inputs, reference weights, sizes
+        self.raised = raised or failure is not None  # some call of the probe failed
 
     @property
     def ok(self):
@@ -157,23 +158,27 @@ class Diagnoser:
     def probe_sizes(self, kind):
         """The sizes of a probe. "standard": other than the chapter's (a hard-coded size shows,
         and d_k != num_heads, so that √d_model, d_k and √d_k all differ); "chapter": the
-        chapter's own; "square": the chapter's with Tq == Tk; "long": a long sequence."""
+        chapter's own; "square": the chapter's with Tq == Tk; "long": a long sequence;
+        "cube": batch, heads and lengths all 3 (what broadcasts by accident there still runs)."""
         c = self.plan.chapter
         if kind in ("chapter", "square"):
             t_q = c.length if kind == "square" else c.decoder_length
             return SimpleNamespace(d=c.d_model, h=c.num_heads, f=c.d_ff, dk=c.d_model // c.num_heads,
                                    tq=t_q, tk=c.length, t=c.length, pe=(c.length, c.d_model),
-                                   ffn=(c.d_model, c.d_ff), causal=c.length)
+                                   ffn=(c.d_model, c.d_ff), causal=c.length, b=2)
+        if kind == "cube":
+            return SimpleNamespace(d=12, h=3, f=10, dk=4, tq=3, tk=3, t=3, pe=(3, 10), ffn=(6, 10),
+                                   causal=3, b=3)
         t = 80 if kind == "long" else None
         return SimpleNamespace(d=12, h=3, f=10, dk=6, tq=t or 4, tk=t or 5, t=t or 5,
-                               pe=(t or 9, 10), ffn=(6, 10), causal=t or 6)
+                               pe=(t or 9, 10), ffn=(6, 10), causal=t or 6, b=2)
 
     def _probe_at(self, target, kind):
         """The target on a few inputs of the sizes ``kind``. A call that raises leaves its
         outputs out (the others still count); failing to build the module fails the probe."""
         kit = ProbeKit(self, f"{target}/{kind}", self.probe_sizes(kind), kind)
         outputs, inputs = MODELS[target].probe(kit)
-        probe = Probe(outputs, inputs=inputs)
+        probe = Probe(outputs, inputs=inputs, raised=bool(kit.failures))
         if kit.failures and all(value is None for value in probe.outputs.values()):
             probe.failure = kit.failures[0]
         return probe
@@ -274,7 +279,7 @@ class Diagnoser:
             # autograd refuses an in-place change of an input that requires a gradient
             message = self.outcomes[check_id].message
             text = message.en.lower() if message else ""
-            return "in-place" in text or "inplace" in text
+            return "in-place" in text or "inplace" in text or "cannot resize" in text
         return category in mistake.explains
 
     def candidates(self, target):
@@ -294,20 +299,31 @@ class Diagnoser:
         structural = self._structural(target, probe)
         if structural:
             return structural, frozenset()
-        if probe.ok and not self.matches(target, probe, base):
-            found = [(m, flags) for m in self.candidates(target) for flags in m.variants
-                     if self.matches(target, probe, base | flags)
-                     and self.distinct(target, probe, base | flags, base)]
-            found = list({m.id: (m, f) for m, f in reversed(found)}.values())[::-1]  # first variant
-            if found:
-                return max(found, key=lambda hit: self._standing(target, *hit)) if len(found) > 1 \
-                    else found[0]
+        for sample in self._samples(target, probe):
+            if sample.ok and not self.matches(target, sample, base):
+                found = [(m, flags) for m in self.candidates(target) for flags in m.variants
+                         if self.matches(target, sample, base | flags)
+                         and self.distinct(target, sample, base | flags, base)]
+                found = list({m.id: (m, f) for m, f in reversed(found)}.values())[::-1]  # first variant
+                if found:
+                    return max(found, key=lambda hit: self._standing(target, *hit)) if len(found) > 1 \
+                        else found[0]
         for mistake_id, method in SYMPTOMS.items():
             test = getattr(self, method)
             if (self.forced or categories & BY_ID[mistake_id].called_for_by) and self._memo(
                     mistake_id, target, lambda: test(target, base)):
                 return BY_ID[mistake_id], frozenset()
         return None
+
+    def _samples(self, target, probe):
+        """The probes a variant is looked for on: the standard one, and where that raised for a
+        target of two lengths, the square one (code that raises only when Tq != Tk, e.g. values
+        projected from q, is still recognised by what it computes when Tq == Tk)."""
+        yield probe
+        if probe.raised and MODELS[target].two_lengths:
+            yield self.probe(target, "square")
+        if probe.raised and MODELS[target].cube:
+            yield self.probe(target, "cube")
 
     def _part_matches_reference(self, part):
         """The part, probed on its own, gives what the reference does."""
@@ -328,26 +344,33 @@ class Diagnoser:
             return 3
         return 0 if self._part_matches_reference(mistake.home) else 1
 
-    def _attention_prefixes(self, target):
-        """Where the target holds a MultiHeadAttention (its own projections, or sub-layers)."""
-        if target == targets.MHA:
+    # The contract's linear layers of a kind of module, and the mistake of building them without a bias.
+    LINEARS = {targets.MHA: (("wq", "wk", "wv", "wo"), "mha.bias_false"),
+               targets.FFN: (("l1", "l2"), "ffn.bias_false")}
+
+    def _prefixes(self, target, kind):
+        """Where the target holds a module of ``kind`` (itself, or its sub-modules)."""
+        if target == kind:
             return ("",)
         declared = targets.get(target).submodules if target in targets.TARGETS else {}
-        return tuple(f"{path}." for path, kind in declared.items() if kind == targets.MHA)
+        return tuple(f"{path}." for path, sub in declared.items() if sub == kind)
 
     def _structural(self, target, probe):
-        """bias=False: copying the reference's weights failed, and the projections the contract
-        names have weights but no biases."""
-        prefixes = self._attention_prefixes(target)
-        if not isinstance(probe.failure, CheckFailed) or not prefixes:
+        """bias=False: copying the reference's weights failed, and the linear layers the
+        contract names have weights but no biases (the attention's first, then the FFN's)."""
+        if not isinstance(probe.failure, CheckFailed):
             return None
 
         def test():
             names = self.session.new(target, *targets.get(target).arguments(self.plan.chapter)).aliases
-            linears = [f"{p}{w}" for p in prefixes for w in ("wq", "wk", "wv", "wo")]
-            weights = all(f"{name}.weight" in names for name in linears)
-            return weights and any(f"{name}.bias" not in names for name in linears)
-        return BY_ID["mha.bias_false"] if self._memo("structural", target, test) else None
+            for kind, (layers, mistake) in self.LINEARS.items():
+                linears = [f"{p}{w}" for p in self._prefixes(target, kind) for w in layers]
+                if linears and all(f"{name}.weight" in names for name in linears) and any(
+                        f"{name}.bias" not in names for name in linears):
+                    return mistake
+            return None
+        found = self._memo("structural", target, test)
+        return BY_ID[found] if found else None
 
     def _memo(self, name, target, test):
         key = (name, target)
@@ -363,10 +386,9 @@ class Diagnoser:
     def confirms(self, root, target):
         mistake = root["mistake"]
         if mistake.variants:
-            probe = self.probe(target)
-            return probe.ok and self.matches(target, probe, root["flags"]) and not self.matches(
-                target, probe, frozenset())
-        if mistake.id == "mha.bias_false":
+            return any(probe.ok and self.matches(target, probe, root["flags"]) and not self.matches(
+                target, probe, frozenset()) for probe in self._samples(target, self.probe(target)))
+        if mistake.id in ("mha.bias_false", "ffn.bias_false"):
             return self._structural(target, self.probe(target)) is mistake
         if mistake.id == "sdpa.head_axis":
             return self._memo("raises_in_sdpa", target, lambda: self._raises_in_sdpa(target))
@@ -553,6 +575,30 @@ class Diagnoser:
             if not (other.ok and self.matches(target, other, base)):
                 return True
         return False
+
+    @symptom("dec.mask_made_float")
+    def _mask_made_float(self, target, base):
+        """The block hands its self-attention a float copy of the causal mask (0/1 values)."""
+        if target != BY_ID["dec.mask_made_float"].home:
+            return False
+        kit = ProbeKit(self, f"{target}/mask_dtype")
+        c = self.plan.chapter
+        obj, _, _ = kit.module(target, *kit.arguments(target))
+        x, memory = kit.randn(2, c.decoder_length, c.d_model), kit.randn(2, c.length, c.d_model)
+        standins = {"self_attn": [kit.ctx.standin_attention(2, c.num_heads, c.decoder_length,
+                                                            c.decoder_length, c.d_model)]}
+        _, records = kit.ctx.record(obj, x, memory, modules=("self_attn",), functions=("causal_mask",),
+                                    standins=standins)
+        calls, made = records.of("self_attn"), records.of("causal_mask")
+        if len(calls) != 1 or not made or not all(
+                isinstance(m.main, torch.Tensor) and m.main.dtype == torch.bool for m in made):
+            return False  # a causal_mask that is float itself is causal_mask's own matter
+        mask = calls[0].attention_arguments()[3]
+        return (isinstance(mask, torch.Tensor) and mask.is_floating_point()
+                and mask.shape[-2:] == (c.decoder_length, c.decoder_length)
+                and torch.equal(mask.reshape(-1, *mask.shape[-2:])[0].bool(),
+                                causal_like(c.decoder_length))
+                and bool(((mask == 0) | (mask == 1)).all()))
 
     def _right_alone(self, target):
         """With a batch of one (nothing to mix) every form's output equals the reference."""

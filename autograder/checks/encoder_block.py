@@ -17,7 +17,8 @@ The block always runs with its own sub-layers (attn, ffn, ln1, ln2). What each c
 - ``enc.gradient_flow``: the block as written, its sub-layers recorded to tell a cut in the
   block (a sub-layer called under no_grad, a detached residual) from one inside a sub-layer;
 - ``enc.device_agnostic``: the block as written, on the meta device;
-- ``enc.sensitivity``, the gate every other check except ``enc.present`` and ``enc.construct``
+- ``enc.sensitivity``, the gate every other check except ``enc.present``, ``enc.construct``,
+  ``enc.param_count`` and ``enc.shape`` (which need no output that computes)
   stands behind (registry.py): the block as written, with stand-ins for broken sub-layers; its
   output must respond to x, differ from x plus something fixed, and not be NaN everywhere.
 
@@ -212,7 +213,7 @@ def enc_sensitivity(ctx):
 
 
 @check("enc.param_count", assignment="encoder", target=ENC, category="param_count", points=2,
-       reads_hidden=True, needs=("enc.construct", "enc.sensitivity"),
+       reads_hidden=True, needs=("enc.construct",),
        title=bilingual("Jumlah parameter (2224 untuk 16/4/32)",
                        "Parameter count (2224 for 16/4/32)"),
        hint=bilingual("1088 (attention) + 1072 (FFN) + 64 (dua LayerNorm) = 2224.",
@@ -224,7 +225,7 @@ def enc_param_count(ctx):
 
 
 @check("enc.shape", assignment="encoder", target=ENC, category="shape", points=1,
-       needs=("enc.construct", "enc.sensitivity"),
+       needs=("enc.construct",),
        title=bilingual("Bentuk (B, T, D); dua blok bertumpuk juga", "Shape (B, T, D); two stacked blocks too"),
        hint=bilingual("forward mengembalikan satu tensor (B, T, D), sehingga blok bisa ditumpuk dengan "
                       "nn.Sequential.",

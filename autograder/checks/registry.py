@@ -18,7 +18,10 @@ The rule a check follows:
   message says what is wrong; the declared ``hint`` (where to look) goes with it to the
   student. An error raised by the student's code fails the check with that error; any other
   exception is a fault of the grader, reported to the instructor.
-- It runs only when every check in ``needs`` passed; those are declared before it.
+- It runs only when every check in ``needs`` passed; those are declared before it. A check
+  whose failure says nothing about the others (code that raises only at some configurations,
+  e.g. an attention that raises only when Tq != Tk) fails with ``only_here(error)``: the checks
+  that need it still run, where the code works.
 - A check that sends the course's hidden sizes to the worker declares ``reads_hidden=True``: the
   grader runs those after the others, and shows nothing the student's code wrote while they ran
   (``grading.grader``), so the hidden sizes never reach a report. A check that reads them only to
@@ -151,6 +154,15 @@ class CheckFailed(Exception):
     def __init__(self, message):
         super().__init__(message["en"])
         self.message = message
+
+
+def only_here(error):
+    """Mark a failure (a ``CheckFailed`` or the student's error) as this check's alone: the
+    checks that need this one still run. For code that raises only at some configurations
+    (an attention that raises when Tq != Tk): the property checks run where it works, and the
+    failures of the same error are read as one (``checks.consequences``)."""
+    error.blocks = False
+    return error
 
 
 def fail(message):

@@ -35,6 +35,7 @@ class Model:
     diagnosis's ``ProbeKit``: sizes, inputs, the student's calls."""
 
     two_lengths = False  # it takes queries and keys of their own lengths (equal_lengths_assumed)
+    cube = False  # its probe also runs with every leading size equal (the "cube" probe)
 
     def probe(self, kit):
         """(outputs: key -> what the student returned, inputs the variants need)."""
@@ -67,21 +68,38 @@ def _softmax_dim(flags):
     return -1
 
 
+def _softmax(scores, dim, flags):
+    if "softmax_no_keepdim" in flags:  # e / e.sum(-1): the sums broadcast from the left
+        e = (scores - scores.nan_to_num(0.0, neginf=0.0).max()).exp()  # one shift: it cancels
+        return e / e.sum(-1)
+    return scores.softmax(dim)
+
+
 def _sdpa(q, k, v, mask, flags, scale_dim=None, fill=float("-inf")):
     scores = q @ k.transpose(-2, -1)
-    if "no_scale" not in flags:
-        scores = scores / (q.size(-1) if "scale_dk" in flags else math.sqrt(scale_dim or q.size(-1)))
+    scale = math.sqrt(scale_dim or q.size(-1))
+    if "scale_dk" in flags:
+        scale = q.size(-1)
+    elif "scale_half_dk" in flags:  # d_k ** 1/2 is (d_k ** 1) / 2
+        scale = (scale_dim or q.size(-1)) / 2
+    if "no_scale" not in flags and "scale_after_softmax" not in flags:
+        scores = scores / scale
     dim = _softmax_dim(flags)
     if dim >= scores.dim() or -dim > scores.dim():
         return None
     if mask is not None and "mask_ignored" not in flags:
         blocked = ~mask if "mask_inverted" in flags else mask
         if "mask_after_softmax" in flags:
-            weights = scores.softmax(dim).masked_fill(blocked, 0.0)
+            weights = _softmax(scores, dim, flags).masked_fill(blocked, 0.0)
+        elif "mask_times_inf" in flags:  # scores + mask * -inf: 0 * -inf is NaN
+            weights = _softmax(scores + blocked.to(scores.dtype) * float("-inf"), dim, flags)
         else:
-            weights = scores.masked_fill(blocked, 0.0 if "mask_fill_zero" in flags else fill).softmax(dim)
+            weights = _softmax(scores.masked_fill(blocked, 0.0 if "mask_fill_zero" in flags else fill),
+                               dim, flags)
     else:
-        weights = scores.softmax(dim)
+        weights = _softmax(scores, dim, flags)
+    if "scale_after_softmax" in flags:
+        weights = weights / scale
     return weights @ v, weights
 
 
@@ -125,19 +143,30 @@ def _mha(P, prefix, q, k, v, mask, heads, flags, fill=float("-inf")):
             return x.reshape(b, heads, t, dk)
         return x.reshape(b, t, heads, dk).transpose(1, 2)
 
-    found = _sdpa(split(_linear(P, prefix + "wq", q), tq), split(_linear(P, prefix + "wk", k), tk),
-                  split(_linear(P, prefix + "wv", v), tk), mask, flags,
+    if "v_from_q" in flags:
+        if tq != tk:
+            raise Unmodelled  # it raises there
+        v = q
+    w = {slot: prefix + next((f.split(":")[1] for f in flags if f.startswith(f"{slot}_with:")), f"w{slot}")
+         for slot in "qkv"}  # "k_with:wq": the keys projected with wq
+    found = _sdpa(split(_linear(P, w["q"], q), tq), split(_linear(P, w["k"], k), tk),
+                  split(_linear(P, w["v"], v), tk), mask, flags,
                   scale_dim=d if "scale_dmodel" in flags else None, fill=fill)
     if found is None:
         return None
     z, weights = found
-    z = z.reshape(b, tq, d) if "merge_no_transpose" in flags else z.transpose(1, 2).reshape(b, tq, d)
+    if "merge_no_transpose" in flags:
+        z = z.reshape(b, tq, d)
+    elif "merge_dk_major" in flags:  # (B, H, T, d_k) -> (B, T, d_k, H): feature j*H + h
+        z = z.permute(0, 2, 3, 1).reshape(b, tq, d)
+    else:
+        z = z.transpose(1, 2).reshape(b, tq, d)
     out = z if "no_wo" in flags else _linear(P, prefix + "wo", z)
     return out, (weights.mean(1) if "weights_averaged" in flags else weights)
 
 
 def _pe(length, d_model, flags):
-    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1) + (1 if "pe_from_one" in flags else 0)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
     exponent = two_i / d_model
     if "pe_exp_doubled" in flags:
@@ -168,8 +197,16 @@ def _ffn(P, prefix, x, flags):
     return F.gelu(out) if {"act_after_l2", "act_twice"} & flags else out
 
 
-def _ln(P, name, x):
-    return F.layer_norm(x, x.shape[-1:], P[f"{name}.weight"], P[f"{name}.bias"], eps=1e-5)
+def _ln(P, name, x, flags=frozenset()):
+    """LayerNorm ``name``; "ln_plain": without its weight and bias, "ln_tokens": over the tokens."""
+    weight, bias = P[f"{name}.weight"], P[f"{name}.bias"]
+    if "ln_plain" in flags:
+        weight = bias = None
+    if "ln_tokens" in flags:
+        mean, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
+        out = (x - mean) / torch.sqrt(var + 1e-5)
+        return out if weight is None else out * weight + bias
+    return F.layer_norm(x, x.shape[-1:], weight, bias, eps=1e-5)
 
 
 def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
@@ -189,8 +226,12 @@ def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
     if on("pe_inside"):
         x = x + _pe(x.size(1), x.size(2), ())
     ln1, ln2 = ("ln1", "ln1") if on("ln_shared1") else ("ln2", "ln2") if on("ln_shared2") else ("ln1", "ln2")
-    norm1 = (lambda a: a) if on("no_ln1") else (lambda a: _ln(P, ln1, a))
-    norm2 = (lambda a: a) if on("no_ln2") else (lambda a: _ln(P, ln2, a))
+    def kinds(slot):  # "ln_plain" for every LayerNorm, "ln_plain@ln1" for one
+        return frozenset(k for k in ("ln_plain", "ln_tokens") if on(k) or on(f"{k}@{slot}"))
+
+    norm1 = (lambda a: a) if on("no_ln1") else (lambda a: _ln(P, ln1, a, kinds("ln1")))
+    norm2 = (lambda a: a) if on("no_ln2") else (lambda a: _ln(P, ln2, a, kinds("ln2")))
+    half = 0.5 if on("ffn_half") else 1.0
     used_mask = None if on("enc_mask_ignored") else mask
 
     def attn(a):
@@ -206,11 +247,14 @@ def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
         n = norm1(x)
         h = (0 if on("no_res_attn") else n if on("res_norm_attn") else x) + attn(n)
         n2 = norm2(h)
-        return (0 if on("no_res_ffn") else n2 if on("res_norm_ffn") else h) + ffn(n2)
+        out = (0 if on("no_res_ffn") else n2 if on("res_norm_ffn") else h) + half * ffn(n2)
+        return norm2(out) if on("out_norm") else out
     if on("res_norm_attn") or on("res_norm_ffn"):
         return None  # a pre-LN mistake only
+    if on("out_norm"):
+        return None  # a pre-LN mistake only
     h = norm1((0 if on("no_res_attn") else x) + attn(x))
-    return norm2((0 if on("no_res_ffn") else h) + ffn(h))
+    return norm2((0 if on("no_res_ffn") else h) + half * ffn(h))
 
 
 def _dec(P, x, memory, heads, flags, fill=float("-inf")):
@@ -218,12 +262,12 @@ def _dec(P, x, memory, heads, flags, fill=float("-inf")):
         return x, None
     mask = _causal(x.size(1), flags)
 
-    def attn(prefix, q, kv, m=None):
+    def attn(prefix, q, kv, m=None, values=None):
         if "shared_attn_self" in flags:
             prefix = "self_attn."
         elif "shared_attn_cross" in flags:
             prefix = "cross_attn."
-        found = _mha(P, prefix, q, kv, kv, m, heads, flags, fill)
+        found = _mha(P, prefix, q, kv, kv if values is None else values, m, heads, flags, fill)
         if found is None:
             raise Unmodelled
         return found
@@ -231,20 +275,26 @@ def _dec(P, x, memory, heads, flags, fill=float("-inf")):
     def ffn(a):
         return _ffn(P, "ffn.", a, flags)
 
+    def ln(name, a):
+        kinds = frozenset(k for k in ("ln_plain", "ln_tokens") if k in flags or f"{k}@{name}" in flags)
+        return _ln(P, {"ln2": "ln1"}.get(name, name) if "ln2_is_ln1" in flags else name, a, kinds)
+
     if "dec_post_ln" in flags:
-        h = _ln(P, "ln1", x + attn("self_attn.", x, x, mask)[0])
+        h = ln("ln1", x + attn("self_attn.", x, x, mask)[0])
         z, weights = attn("cross_attn.", h, memory)
-        h = _ln(P, "ln2", h + z)
-        return _ln(P, "ln3", h + ffn(h)), weights
-    n = _ln(P, "ln1", x)
+        h = ln("ln2", h + z)
+        return ln("ln3", h + ffn(h)), weights
+    n = ln("ln1", x)
     sa, self_weights = attn("self_attn.", n, n, mask)
     h = (0 if "no_res_self" in flags else x) + sa
-    m = memory if "mem_raw" in flags else _ln(P, "ln1" if "mem_ln1" in flags else
-                                               "ln3" if "mem_ln3" in flags else "ln2", memory)
-    query = h if "query_raw" in flags else _ln(P, "ln2", h)
-    z, weights = attn("cross_attn.", query, query if "memory_ignored" in flags else m)
+    m = memory if "mem_raw" in flags else ln("ln1" if "mem_ln1" in flags else
+                                             "ln3" if "mem_ln3" in flags else "ln2", memory)
+    query = h if "query_raw" in flags else ln("ln2", x if "query_from_x" in flags else h)
+    values = memory if "values_raw" in flags else m
+    z, weights = (attn("cross_attn.", query, query) if "memory_ignored" in flags
+                  else attn("cross_attn.", query, m, values=values))
     h = (0 if "no_res_cross" in flags else h) + z
-    out = (0 if "no_res_ffn" in flags else h) + ffn(_ln(P, "ln3", h))
+    out = (0 if "no_res_ffn" in flags else h) + (0.5 if "ffn_half" in flags else 1.0) * ffn(ln("ln3", h))
     return out, (self_weights if "self_weights" in flags else weights)
 
 
@@ -256,11 +306,13 @@ def causal_like(t):
 @model(SDPA)
 class AttentionFunction(Model):
     two_lengths = True
+    cube = True
 
     def probe(self, kit):
         z = kit.z
-        q = kit.randn(2, 3, z.tq, z.dk, scale=1.5)
-        k, v = kit.randn(2, 3, z.tk, z.dk), kit.randn(2, 3, z.tk, 3)
+        heads = z.h if kit.kind == "cube" else 3
+        q = kit.randn(z.b, heads, z.tq, z.dk, scale=1.5)
+        k, v = kit.randn(z.b, heads, z.tk, z.dk), kit.randn(z.b, heads, z.tk, 3)
         # every row has blocked and allowed keys, also when the mask is read inverted
         mask = torch.tensor([[i in ((r + 1) % z.tk, (r + 3) % z.tk) for i in range(z.tk)]
                              for r in range(z.tq)])
@@ -296,12 +348,13 @@ class CausalMask(Model):
 @model(MHA)
 class MultiHeadAttention(Model):
     two_lengths = True
+    cube = True
 
     def probe(self, kit):
         z = kit.z
         obj, _, P = kit.module(MHA, z.d, z.h)
-        q, k, v = kit.randn(2, z.tq, z.d), kit.randn(2, z.tk, z.d), kit.randn(2, z.tk, z.d)
-        mask = kit.padding(2, z.tk)
+        q, k, v = kit.randn(z.b, z.tq, z.d), kit.randn(z.b, z.tk, z.d), kit.randn(z.b, z.tk, z.d)
+        mask = kit.padding(z.b, z.tk)
         out, w = kit.call(obj, q, k, v)
         out_m, w_m = kit.call(obj, q, k, v, mask=mask)
         return ({"out": out, "w": w, "out_m": out_m, "w_m": w_m},

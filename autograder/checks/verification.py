@@ -221,9 +221,26 @@ def _fails_as_claimed(session, message, call, offered):
     if not isinstance(reply, dict):
         return False
     try:
-        return not _same_form(Session.call_result(reply), offered)
+        result = Session.call_result(reply)
     except WorkerFailure:
         return False
+    if call.replaced.get("non_finite"):  # NaN or inf everywhere, as the worker said
+        return _nothing_finite(result)
+    return not _same_form(result, offered)
+
+
+def _nothing_finite(value):
+    found = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            if v.is_floating_point() and v.numel():
+                found.append(v)
+        elif isinstance(v, (tuple, list)):
+            for item in v:
+                walk(item)
+    walk(value)
+    return bool(found) and not any(bool(torch.isfinite(t).any()) for t in found)
 
 
 def _same_form(value, standin):

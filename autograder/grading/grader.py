@@ -9,7 +9,7 @@ from pathlib import Path
 
 import solutions
 from autograder import loading
-from autograder.checks import diagnosis, localization, pictures, targets, verification
+from autograder.checks import consequences, diagnosis, localization, pictures, targets, verification
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
 from autograder.grading.messages import (AT_HIDDEN_SIZES, load_problem, scrub_message, student_error,
@@ -51,13 +51,14 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         startup_timeout=limits.startup_timeout, request_timeout=limits.request_timeout,
         max_restarts=limits.max_restarts, slot=slot)
     try:
-        outcomes, recorded, drawn = _run_checks(session, plan, started, loaded)
+        outcomes, recorded, drawn, soft = _run_checks(session, plan, started, loaded)
         if session.load_info:
             problems.extend(student_error(e, e["origin"], loaded=loaded)
                             for e in session.load_info["errors"])
         diagnoses = _advisory(diagnosis.diagnose, session, plan, outcomes, started)
         located = _advisory(localization.localize, session, plan, outcomes, started, diagnoses)
-        outcomes = _verified(session, plan, outcomes, recorded)
+        outcomes = _verified(session, plan, outcomes, recorded, soft)
+        diagnoses = diagnoses + tuple(consequences.derive(outcomes, diagnoses))
     finally:
         session.close()
     return _finish(student, plan, source, outcomes, problems, started, diagnoses, drawn, located)
@@ -78,8 +79,8 @@ def _run_checks(session, plan, started, loaded):
         session.load()
     except WorkerFailure as failure:
         reason = worker_failure(failure)
-        return [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks], {}, ()
-    late = set()
+        return [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks], {}, (), set()
+    late, soft = set(), set()  # soft: failed, but the checks that need them still run (only_here)
     for check in plan.checks:
         if check.reads_hidden or any(need in late for need in check.needs):
             late.add(check.id)
@@ -90,7 +91,7 @@ def _run_checks(session, plan, started, loaded):
         for check in plan.checks:
             if (check.id in late) != (phase == "hidden"):
                 continue
-            blocked = [n for n in check.needs if not outcomes[n].passed]
+            blocked = [n for n in check.needs if not outcomes[n].passed and n not in soft]
             if blocked:
                 outcomes[check.id] = _skipped_for(check, blocked)
             elif time.monotonic() - started > plan.limits.submission_timeout:
@@ -99,8 +100,8 @@ def _run_checks(session, plan, started, loaded):
                     "Skipped: the time limit for the whole submission ran out."))
             else:
                 outcomes[check.id] = _run_one(session, check, plan, loaded, recorded,
-                                              fresh_after_hidden=phase == "public")
-    return [outcomes[c.id] for c in plan.checks], recorded, drawn
+                                              fresh_after_hidden=phase == "public", soft=soft)
+    return [outcomes[c.id] for c in plan.checks], recorded, drawn, soft
 
 
 def _skipped_for(check, blocked):
@@ -109,7 +110,7 @@ def _skipped_for(check, blocked):
         f"Skipped because {', '.join(blocked)} did not pass."))
 
 
-def _verified(session, plan, outcomes, recorded):
+def _verified(session, plan, outcomes, recorded, soft=frozenset()):
     """The outcomes once the recorded sub-layer calls of the checks that passed are verified
     (``checks.verification``): a check whose recordings a fresh worker does not reproduce
     fails, and the checks that needed it are skipped."""
@@ -125,13 +126,13 @@ def _verified(session, plan, outcomes, recorded):
         if check.id in failed:
             outcomes[check.id] = Outcome(check.info, "failed", 0.0, failed[check.id])
         elif outcomes[check.id].passed:
-            blocked = [n for n in check.needs if not outcomes[n].passed]
+            blocked = [n for n in check.needs if not outcomes[n].passed and n not in soft]
             if blocked:
                 outcomes[check.id] = _skipped_for(check, blocked)
     return list(outcomes.values())
 
 
-def _run_one(session, check, plan, loaded, recorded=None, fresh_after_hidden=True):
+def _run_one(session, check, plan, loaded, recorded=None, fresh_after_hidden=True, soft=None):
     """One check's outcome; what its recordings claim goes into ``recorded`` (check id ->
     [verification.Recorded]) to be verified before it counts. A check that turns out to send
     the hidden sizes although it does not say so (``reads_hidden``) leaves the worker for a fresh
@@ -143,12 +144,10 @@ def _run_one(session, check, plan, loaded, recorded=None, fresh_after_hidden=Tru
         session.flush()  # what it built and did not use yet: that too is this check's
         if recorded is not None and ctx.recorded:
             recorded[check.id] = ctx.recorded
-    except CheckFailed as failed:  # on hidden sizes, nothing the student's code could shape
-        return Outcome(check.info, "failed", 0.0, AT_HIDDEN_SIZES if watched.used_hidden else failed.message)
-    except StudentError as error:  # on hidden sizes, its text could spell them: where only
-        return Outcome(check.info, "failed", 0.0, student_error(
-            {"type": error.type, "message": error.message, "where": error.where},
-            hidden=watched.used_hidden, loaded=loaded))
+    except (CheckFailed, StudentError) as failure:  # only_here: the checks needing it still run
+        if soft is not None and not getattr(failure, "blocks", True):
+            soft.add(check.id)
+        return _failed(check, failure, watched, loaded)
     except WorkerFailure as failure:
         status = "timeout" if failure.kind == "timeout" else "failed"
         return Outcome(check.info, status, 0.0, worker_failure(failure, hidden=watched.used_hidden))
@@ -162,6 +161,15 @@ def _run_one(session, check, plan, loaded, recorded=None, fresh_after_hidden=Tru
         if watched.used_hidden and fresh_after_hidden:
             session.fresh_worker()
     return Outcome(check.info, "passed", check.points)
+
+
+def _failed(check, failure, watched, loaded):
+    """The outcome of a check that failed (CheckFailed) or that the student's code failed."""
+    if isinstance(failure, CheckFailed):  # on hidden sizes, nothing the student's code could shape
+        return Outcome(check.info, "failed", 0.0, AT_HIDDEN_SIZES if watched.used_hidden else failure.message)
+    return Outcome(check.info, "failed", 0.0, student_error(  # on hidden sizes: where only
+        {"type": failure.type, "message": failure.message, "where": failure.where},
+        hidden=watched.used_hidden, loaded=loaded))
 
 
 def warm_up(plan):

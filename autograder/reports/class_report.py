@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 from urllib.parse import quote
 
+from autograder.records import DERIVED
 from autograder.reports import similarity, svg
 from autograder.reports.feedback_html import escape, page, text
 from autograder.reports.words import fmt, not_graded, student_folder, write_atomic
@@ -101,6 +102,8 @@ def numbers(batch, similar=None, similarity_error=None):
     mistakes = {}
     for r in results:
         for d in r.diagnoses:
+            if d.mistake in DERIVED:  # a grouping of failures, not a mistake of the catalogue
+                continue
             entry = mistakes.setdefault(d.mistake, {"mistake": d.mistake, "target": d.target,
                                                     "title": d.title.to_json(), "students": []})
             entry["students"].append(clean(r.student))
@@ -124,7 +127,7 @@ def numbers(batch, similar=None, similarity_error=None):
             "student": clean(r.student), "folder": student_folder(r.student),
             "feedback": f"{student_folder(r.student)}/feedback.html", "score": r.score,
             "max_score": r.max_score, "status": s, "failed": r.failed_ids,
-            "problems": [clean(p["en"]) for p in r.problems],
+            "problems": [clean(p[batch.language]) for p in r.problems],
             "diagnoses": [d.mistake for d in r.diagnoses], "execution_time": r.execution_time,
             "localizations": [{"target": x.target, "step": x.step, "origin": x.origin, "line": x.line}
                               for x in r.localizations],

@@ -154,14 +154,15 @@ def problems_html(result, lang, problems=None):
 def target_html(result, target, outcomes, lang, with_pictures=True):
     """A target's section: its diagnosis, the table of checks, what to fix, its pictures."""
     words = WORDS[lang]
-    diagnosis = result.diagnosis_for(target)
+    diagnosis, findings = result.diagnosis_for(target), result.findings_for(target)
     out = []
-    if diagnosis is not None:
-        explained = [o.check.id for o in outcomes if not o.passed and o.check.id in diagnosis.explains]
-        out.append(f'<div class="diagnosis"><p><b>{escape(words["diagnosis"])}:</b> '
-                   f"{text(diagnosis.title[lang])}</p><p><i>{escape(words['look'])}:</i> "
-                   f"{text(diagnosis.hint[lang])}</p>"
-                   + (f"<p>{escape(words['because'])}: "
+    shown = [(diagnosis, "diagnosis", "because")] if diagnosis is not None else []
+    for found, label, because in shown + [(f, "finding", "because_finding") for f in findings]:
+        explained = [o.check.id for o in outcomes if not o.passed and o.check.id in found.explains]
+        out.append(f'<div class="diagnosis"><p><b>{escape(words[label])}:</b> '
+                   f"{text(found.title[lang])}</p><p><i>{escape(words['look'])}:</i> "
+                   f"{text(found.hint[lang])}</p>"
+                   + (f"<p>{escape(words[because])}: "
                       + ", ".join(f"<code>{escape(c)}</code>" for c in explained) + "</p>"
                       if explained else "") + "</div>")
     localization = result.localization_for(target)
@@ -184,7 +185,7 @@ def target_html(result, target, outcomes, lang, with_pictures=True):
         out.append(f'<tr><td>{mark}</td><td>{name}</td><td class="num">'
                    f"{fmt(o.score)}/{fmt(o.check.points)}</td></tr>")
     out.append("</table>")
-    failed = to_fix(outcomes, diagnosis, *(d for d, _ in elsewhere))
+    failed = to_fix(outcomes, diagnosis, *findings, *(d for d, _ in elsewhere))
     if failed:
         out += [f"<p><b>{escape(words['fix'])}:</b></p>", "<ul>"]
         for o in failed:

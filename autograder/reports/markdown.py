@@ -33,7 +33,10 @@ def feedback_md(result, lang, title=None):
         earned, possible = sum(o.score for o in outcomes), sum(o.check.points for o in outcomes)
         diagnosis, elsewhere = result.diagnosis_for(target), result.explained_elsewhere(target)
         out += [f"## `{target}`: {fmt(earned)}/{fmt(possible)}", ""]
+        findings = result.findings_for(target)
         out += _diagnosis(diagnosis, outcomes, lang)
+        for finding in findings:
+            out += _diagnosis(finding, outcomes, lang, "finding", "because_finding")
         out += _localization(result.localization_for(target), diagnosis, lang)
         for other, checks in elsewhere:
             out += [f"**{words['elsewhere'].format(part=code_span(other.target))}:** "
@@ -47,22 +50,23 @@ def feedback_md(result, lang, title=None):
                 name += f" ({words['skipped'].lower()})"
             out.append(f"| {mark} | {name} | {fmt(o.score)}/{fmt(o.check.points)} |")
         out.append("")
-        out += _failures(outcomes, result.problems, lang, diagnosis, *(d for d, _ in elsewhere))
+        out += _failures(outcomes, result.problems, lang, diagnosis, *findings, *(d for d, _ in elsewhere))
     if result.outcomes and all(o.passed for o in result.outcomes):
         out += [words["all_passed"], ""]
     return "\n".join(out)
 
 
-def _diagnosis(diagnosis, outcomes, lang):
-    """A target's section leads with its diagnosed mistake and the checks it explains."""
+def _diagnosis(diagnosis, outcomes, lang, label="diagnosis", because="because"):
+    """A target's section leads with its diagnosed mistake (then its findings: one error, failures
+    that follow) and the checks it explains."""
     if diagnosis is None:
         return []
     words = WORDS[lang]
-    out = [f"**{words['diagnosis']}:** {inline(diagnosis.title[lang])}", "",
+    out = [f"**{words[label]}:** {inline(diagnosis.title[lang])}", "",
            f"- *{words['look']}:* {inline(diagnosis.hint[lang])}"]
     explained = [o.check.id for o in outcomes if not o.passed and o.check.id in diagnosis.explains]
     if explained:
-        out.append(f"- {words['because']}: " + ", ".join(f"`{c}`" for c in explained))
+        out.append(f"- {words[because]}: " + ", ".join(f"`{c}`" for c in explained))
     return out + [""]
 
 

@@ -600,7 +600,10 @@ def _replaced(value):
     if "raised" in value:
         raised = value["raised"] if isinstance(value["raised"], dict) else {}
         return {"raised": f"{str(raised.get('type', ''))[:80]}: {str(raised.get('message', ''))[:200]}"}
-    return {"returned": _shapes(value.get("returned"), 3)}
+    found = {"returned": _shapes(value.get("returned"), 3)}
+    if value.get("non_finite") is True:  # NaN or inf everywhere (checked again by verification)
+        found["non_finite"] = True
+    return found
 
 
 def _shapes(value, depth):

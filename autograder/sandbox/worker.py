@@ -176,6 +176,12 @@ def _same_structure(value, standin):
     return True
 
 
+def _nothing_finite(value):
+    """Every floating tensor of a result is NaN or inf throughout (and there is one)."""
+    found = [t for t in _tensors(value) if torch.is_floating_point(t) and t.numel()]
+    return bool(found) and not any(bool(torch.isfinite(t.detach()).any()) for t in found)
+
+
 def _structure(value):
     """A short description of a result, for the grader's messages (no values)."""
     if isinstance(value, torch.Tensor):
@@ -345,6 +351,9 @@ class _Recorder:
             else:
                 if standin is not None and not _same_structure(result, standin):
                     entry["replaced"] = {"returned": _structure(result)}
+                    result = _copies(standin)
+                elif standin is not None and _nothing_finite(result):  # NaN everywhere: as broken
+                    entry["replaced"] = {"returned": _structure(result), "non_finite": True}
                     result = _copies(standin)
             entry["output"] = _snapshot(result)
             entry["grad"]["output"] = any(_needs_grad(t) for t in _tensors(result))

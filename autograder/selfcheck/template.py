@@ -37,7 +37,7 @@ WORDS = {
            "passed": "{n} dari {m} pemeriksaan publik lulus.",
            "all": "Semua pemeriksaan publik lulus. Autograder masih memeriksa lebih banyak hal "
                   "(nilai dibanding solusi acuan, ukuran tersembunyi), jadi ini syarat perlu, belum cukup.",
-           "failed": "Cek mandiri: {n} pemeriksaan publik gagal (lihat tabel di atas):",
+           "failed": "Cek mandiri: {n} pemeriksaan publik gagal:",
            "missing": "`{name}` belum didefinisikan: jalankan sel-sel di atas terlebih dahulu.",
            "stub": "`{name}` masih berisi `raise NotImplementedError()`: tulis implementasinya.",
            "error": "Kode Anda melempar {error}",
@@ -47,7 +47,7 @@ WORDS = {
            "passed": "{n} of {m} public checks passed.",
            "all": "All public checks passed. The autograder checks more (values against the "
                   "reference, hidden sizes), so this is necessary, not sufficient.",
-           "failed": "Self-check: {n} public check(s) failed (see the table above):",
+           "failed": "Self-check: {n} public check(s) failed:",
            "missing": "`{name}` is not defined: run the cells above first.",
            "stub": "`{name}` still holds `raise NotImplementedError()`: write its implementation.",
            "error": "Your code raised {error}",
@@ -413,6 +413,39 @@ def enc_masking(c):
              "With a padding mask, padded tokens may not affect the others: pass the mask to the attention.")
 
 
+def _first(result):
+    return result[0] if isinstance(result, (tuple, list)) else result
+
+
+def _wiring(out, expected, formula_id, formula_en):
+    if not torch.allclose(out, tensor(expected, OUT, out.shape), atol=1e-5):
+        fail(f"Keluaran blok tidak sama dengan {formula_id}, dihitung dari sub-layer blok itu sendiri.",
+             f"The block's output is not {formula_en}, computed from the block's own sub-layers.")
+
+
+def enc_postln_wiring(c):
+    """What the notebook's check cell computes: h = ln1(x + attn(x, x, x)[0]); ln2(h + ffn(h))."""
+    b, t, d = SIZES["batch"], SIZES["length"], SIZES["d_model"]
+    block, x = _encoder(c, False), c.randn(b, t, d)
+    out = tensor(c.call(block, x), OUT, (b, t, d))
+    h = c.call(lambda: block.ln1(x + _first(block.attn(x, x, x))))
+    _wiring(out, c.call(lambda: block.ln2(h + block.ffn(h))),
+            "ln2(h + ffn(h)) dengan h = ln1(x + attn(x, x, x)[0]) (post-LN)",
+            "ln2(h + ffn(h)) with h = ln1(x + attn(x, x, x)[0]) (post-LN)")
+
+
+def enc_preln_wiring(c):
+    """What the notebook's check cell computes: n = ln1(x); h = x + attn(n, n, n)[0]; h + ffn(ln2(h))."""
+    b, t, d = SIZES["batch"], SIZES["length"], SIZES["d_model"]
+    block, x = _encoder(c, True), c.randn(b, t, d)
+    out = tensor(c.call(block, x), OUT, (b, t, d))
+    n = c.call(block.ln1, x)
+    h = c.call(lambda: x + _first(block.attn(n, n, n)))
+    _wiring(out, c.call(lambda: h + block.ffn(block.ln2(h))),
+            "h + ffn(ln2(h)) dengan n = ln1(x), h = x + attn(n, n, n)[0] (pre-LN)",
+            "h + ffn(ln2(h)) with n = ln1(x), h = x + attn(n, n, n)[0] (pre-LN)")
+
+
 def enc_float64(c):
     d = SIZES["d_model"]
     tensor(c.call(_encoder(c).double(), c.randn(2, 5, d, dtype=torch.float64)), OUT, (2, 5, d), torch.float64)
@@ -479,6 +512,30 @@ def dec_cross_weights(c):
     rows_sum_to_one(tensor(weights, ("Bobot cross-attention", "The cross-attention weights"), (b, h, t, t_src)))
 
 
+def dec_wiring(c):
+    """What the notebook's check cell computes, from the block's own sub-layers."""
+    b, t, t_src, d = (SIZES[k] for k in ("batch", "decoder_length", "length", "d_model"))
+    block, x, memory = _decoder(c), c.randn(b, t, d), c.randn(b, t_src, d)
+    out, weights = _decode(c, block, x, memory)
+    mask = c.call(c.get("causal_mask"), t)
+
+    def by_hand():
+        n = block.ln1(x)
+        h = x + _first(block.self_attn(n, n, n, mask))
+        m = block.ln2(memory)
+        z, cross = block.cross_attn(block.ln2(h), m, m)
+        h = h + z
+        return h + block.ffn(block.ln3(h)), cross
+    expected, cross = c.call(by_hand)
+    _wiring(out, expected, "h + ffn(ln3(h)) dari susunan pre-LN (self-attention bermask dengan ln1, "
+            "cross-attention dengan ln2 untuk h dan memori)",
+            "h + ffn(ln3(h)) of the pre-LN wiring (masked self-attention with ln1, cross-attention with "
+            "ln2 for h and the memory)")
+    if not (isinstance(weights, torch.Tensor) and weights.shape == cross.shape
+            and torch.allclose(weights, cross, atol=1e-5)):
+        fail("Bobot yang dikembalikan bukan bobot cross_attn.", "The weights returned are not cross_attn's.")
+
+
 def dec_float64(c):
     d = SIZES["d_model"]
     out, _ = _decode(c, _decoder(c).double(), c.randn(2, 6, d, dtype=torch.float64),
@@ -519,6 +576,8 @@ CHECKS = {
         ("enc.param_count", enc_param_count, ("enc.construct",)),
         ("enc.shape", enc_shape, ("enc.construct",)),
         ("enc.layernorm_stats", enc_layernorm_stats, ("enc.shape",)),
+        ("enc.postln_wiring", enc_postln_wiring, ("enc.shape",)),
+        ("enc.preln_wiring", enc_preln_wiring, ("enc.shape",)),
         ("enc.permutation_equivariance", enc_equivariance, ("enc.shape",)),
         ("enc.masking", enc_masking, ("enc.shape",)),
         ("enc.float64", enc_float64, ("enc.shape",)),
@@ -530,6 +589,7 @@ CHECKS = {
         ("dec.causality", dec_causality, ("dec.shape",)),
         ("dec.memory_path", dec_memory_path, ("dec.shape",)),
         ("dec.cross_weights", dec_cross_weights, ("dec.shape",)),
+        ("dec.wiring", dec_wiring, ("dec.shape",)),
         ("dec.float64", dec_float64, ("dec.shape",)),
     ],
 }
@@ -612,10 +672,11 @@ def cek_mandiri(tugas, namespace=None, bahasa=None, gagal_bila_salah=True):
     lang = bahasa or os.environ.get("CEK_MANDIRI_BAHASA") or LANGUAGE
     results = run(tugas, namespace, lang)
     print(report(results, lang))
-    failed = [check_id for check_id, ok, _ in results if not ok]
-    if failed and gagal_bila_salah:
+    failed = [(check_id, message) for check_id, ok, message in results if not ok]
+    if failed and gagal_bila_salah:  # on its own: nbgrader validate shows no table
         raise AssertionError("\n".join([WORDS[lang]["failed"].format(n=len(failed))]
-                                        + [f"  ✗ {check_id}" for check_id in failed]))
+                                        + [f"  ✗ {check_id}\n      {message}" if message else f"  ✗ {check_id}"
+                                           for check_id, message in failed]))
     return not failed
 
 

@@ -2,6 +2,7 @@
 # expect-fail: mha.numeric, mha.gradient_flow, mha.integration
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, causal.values, mha.construct, mha.divisibility_error, mha.param_count, mha.shape, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.batch_independence, mha.no_inplace, mha.device_agnostic, mha.float64
 # expect-message: mha.gradient_flow: wk.weight
+# diagnosis: mha.wrong_projection
 import math
 
 import torch

@@ -1,6 +1,7 @@
 # corpus: mutant — FeedForward's second layer is built with bias=False (l2 = nn.Linear(d_ff, d_model, bias=False)): 16 parameters short
 # expect-fail: ffn.param_count
 # expect-pass: pe.values, ffn.construct, ffn.shape, enc.construct, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.batch_independence, enc.no_inplace, enc.device_agnostic, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace
+# diagnosis: ffn.bias_false
 import math
 
 import torch

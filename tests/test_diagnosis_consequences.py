@@ -1,0 +1,61 @@
+"""One failure is read once (autograder/checks/consequences.py): an error raised by the
+student's code that fails several checks of a target is one finding, with the error and its
+line; the checks at other sizes that fail because a value check at the chapter's sizes fails are
+listed under that failure, with no hint about hard-coded sizes or squeeze() of their own.
+Graded through the real loader, sandbox and checks."""
+
+from pathlib import Path
+
+import pytest
+
+from autograder import plan as plans, reports
+from autograder.checks.consequences import FOLLOWS, RAISES
+from autograder.grading.grader import grade
+from autograder.loading import Submission
+from autograder.records import to_fix
+
+pytestmark = pytest.mark.slow
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def _graded(tmp_path, assignment, source, old, new):
+    text = source.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "student.py"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return grade(Submission("student", assignment, path), plans.load(assignment))
+
+
+def test_one_error_in_several_checks_is_one_finding(tmp_path):
+    """A mask reshaped to the scores' shape raises for a (B, 1, 1, Tk) padding mask: one error,
+    one finding with its line, every check it fails listed under it."""
+    result = _graded(tmp_path, "attention", CORPUS / "attention" / "correct" / "einsum.py",
+                     "masked_fill(mask,", "masked_fill(mask.view(scores.shape),")
+    raised = [d for d in result.diagnoses if d.mistake == RAISES]
+    assert raised, [(o.check.id, o.message.en if o.message else "") for o in to_fix(result.outcomes)]
+    for finding in raised:
+        assert len(finding.explains) >= 2
+        assert "line" in finding.title.en and "raised" in finding.title.en
+    assert any("the smallest sizes found: q (1, " in f.title.en for f in raised), [f.title.en for f in raised]
+    left = to_fix(result.outcomes, *result.diagnoses)
+    assert not any("raised" in (o.message.en if o.message else "") for o in left), [o.message.en for o in left]
+    # the feedback reads it once: the finding, then its checks without hints of their own
+    page = reports.feedback_md(result, "en", "attention")
+    fix = page.split("**What to fix:**")
+    assert raised[0].title.en.split(":")[0] in page and "Failed because of this alone" in page
+    assert not any(f"`{c}`" in part.split("\n\n")[0] for part in fix[1:] for c in raised[0].explains), page
+
+
+def test_checks_at_other_sizes_follow_from_the_value_check(tmp_path):
+    """A post-LN block whose feed-forward reads x instead of h: enc.hidden_config and enc.sizes
+    fail because enc.postln_wiring does, and are listed under it."""
+    result = _graded(tmp_path, "encoder", CORPUS / "encoder" / "correct" / "sanity_assert_finite.py",
+                     "return self.ln2(h + self.ffn(h))", "return self.ln2(h + self.ffn(x))")
+    failed = {o.check.id for o in result.outcomes if o.status == "failed"}
+    assert "enc.postln_wiring" in failed and "enc.hidden_config" in failed, failed
+    follows = [d for d in result.diagnoses if d.mistake == FOLLOWS]
+    assert follows and "enc.postln_wiring" in follows[0].title.en
+    assert {"enc.hidden_config", "enc.sizes"} & set(follows[0].explains)
+    left = {o.check.id for o in to_fix(result.outcomes, *result.diagnoses)}
+    assert not left & {"enc.hidden_config", "enc.sizes"}, left
