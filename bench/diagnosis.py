@@ -1,8 +1,9 @@
 """What a student learns from one bug: graded over every one-bug mutant of tests/corpus (and
 every correct file), it prints
 
-- **named**: the share of one-bug files that get a named mistake of the catalogue (or, in the
-  ``localized`` column, a localized first wrong step where the records carry one);
+- **named or localized**: the share of one-bug files that get a named mistake of the catalogue
+  or, where none is named, a localized first wrong step at the bug's line (``# line:`` in a file
+  written blind; ``elsewhere`` counts localizations at another line);
 - **wrong**: diagnoses that name something else than the file's header says (``# diagnosis:``;
   ``none`` means nothing may be named) and any diagnosis of a correct file: it must be 0;
 - **reads**: per bug, what a student has to read: each named finding once (a named mistake, one
@@ -12,6 +13,7 @@ every correct file), it prints
 
     .venv/bin/python bench/diagnosis.py                    # every assignment
     .venv/bin/python bench/diagnosis.py --assignment decoder --jobs 2 --verbose
+    .venv/bin/python bench/diagnosis.py --folder tests/blind   # files written from the contract alone
 
 Exit status 1 when a diagnosis is wrong (the number that must stay 0).
 """
@@ -44,11 +46,11 @@ for line in sys.stdin:
     result = grade(Submission(Path(path).stem, assignment, Path(path)), plan)
     failed = [o.check.id for o in result.outcomes if o.status in ("failed", "timeout", "error")]
     explained = {c for d in result.diagnoses for c in d.explains}
-    localized = getattr(result, "localization", None)  # the localization engine's, once it lands
+    localized = [[x.target, x.step, x.line] for x in result.localizations]
     print(json.dumps({"path": path, "failed": failed, "score": result.score,
                       "max_score": result.max_score,
                       "diagnoses": [[d.target, d.mistake, list(d.explains)] for d in result.diagnoses],
-                      "localized": bool(localized),
+                      "localized": localized,
                       "unexplained": [c for c in failed if c not in explained]}), flush=True)
 """
 
@@ -79,6 +81,33 @@ def corpus_files(assignments, correct=True):
         elif folder == "correct" and correct:
             found.append((assignment, path, "correct", "none"))
     return found
+
+
+def folder_files(folder, assignments):
+    """[(assignment, path, kind, expected)] of FOLDER/<assignment>/*.py written blind (from the
+    contract alone): a ``# bug: ...`` file with ``# line: N`` (the buggy line) is a one-bug file
+    with no catalogue id to judge by; a ``# correct: ...`` file must get no diagnosis."""
+    found = []
+    for path in sorted(Path(folder).glob("*/*.py")):
+        assignment = path.parent.name
+        if assignments and assignment not in assignments:
+            continue
+        lines = header(path)
+        if any(line.startswith("# correct:") for line in lines):
+            found.append((assignment, path, "correct", "none"))
+        elif any(line.startswith("# bug:") for line in lines):
+            found.append((assignment, path, "mutant", None))
+    return found
+
+
+def bug_line(path):
+    for line in header(Path(path)):
+        if line.startswith("# line:"):
+            try:
+                return int(line.split(":", 1)[1].strip())
+            except ValueError:
+                return None
+    return None
 
 
 def grade_all(jobs, files):
@@ -112,6 +141,10 @@ def judge(row, kind, expected):
     else:
         row["wrong"] = []  # no header to judge by: counted apart (unchecked)
     row["derived"] = derived  # one error, or a failure that others follow: read once
+    line = bug_line(row["path"])
+    lines = [at for _, _, at in row["localized"] if at is not None]
+    # a localized step with its line: at the bug's line (within 2) where the file says which
+    row["at_line"] = bool(lines) and (line is None or any(abs(at - line) <= 2 for at in lines))
     row["reads"] = len(named) + len(derived) + len(row["unexplained"])
     return row
 
@@ -121,13 +154,15 @@ def summary(rows):
     if not bugs:
         return "no one-bug files"
     named = sum(1 for r in bugs if r["named"])
-    localized = sum(1 for r in bugs if r["localized"] and not r["named"])
+    localized = sum(1 for r in bugs if r["at_line"] and not r["named"])
+    off_line = sum(1 for r in bugs if r["localized"] and not r["at_line"] and not r["named"])
     reads = [r["reads"] for r in bugs]
     wrong = sum(len(r["wrong"]) for r in rows)
     unchecked = sum(1 for r in bugs if r["named"] and not r["expected"])
-    return (f"{len(bugs):3d} bugs | named {named / len(bugs):4.0%} ({named}), localized only "
-            f"{localized} | wrong {wrong} (unchecked {unchecked}) | reads: median "
-            f"{statistics.median(reads):g}, worst {max(reads)}")
+    return (f"{len(bugs):3d} bugs | named or localized {(named + localized) / len(bugs):4.0%} "
+            f"(named {named}, localized at its line {localized}, elsewhere {off_line}) | wrong "
+            f"{wrong} (unchecked {unchecked}) | reads: median {statistics.median(reads):g}, worst "
+            f"{max(reads)}")
 
 
 def main():
@@ -137,8 +172,11 @@ def main():
     parser.add_argument("--no-correct", action="store_true", help="grade the one-bug files only")
     parser.add_argument("--verbose", action="store_true", help="one line per file")
     parser.add_argument("--json", help="also write the per-file rows to this file")
+    parser.add_argument("--folder", help="grade FOLDER/<assignment>/*.py written blind instead of "
+                                         "the corpus (# bug: / # line: / # correct: headers)")
     args = parser.parse_args()
-    files = corpus_files(args.assignment, correct=not args.no_correct)
+    files = (folder_files(args.folder, args.assignment) if args.folder
+             else corpus_files(args.assignment, correct=not args.no_correct))
     facts = {str(f[1]): f for f in files}
     rows = [judge(r, facts[r["path"]][2], facts[r["path"]][3])
             for r in grade_all(max(1, args.jobs), files)]
@@ -150,8 +188,9 @@ def main():
                 continue
             name = "/".join(Path(r["path"]).parts[-3:])
             mark = " WRONG" if r["wrong"] else ""
+            where = "; ".join(f"{step}@{line}" for _, step, line in r["localized"])
             print(f"{r['reads']:5d} {name:58s} {', '.join(r['named']) or '-'}{mark} "
-                  f"({', '.join(r['unexplained']) or '-'})")
+                  f"({', '.join(r['unexplained']) or '-'}){' localized: ' + where if where else ''}")
     for assignment in dict.fromkeys(f[0] for f in files):
         print(f"{assignment:10s} {summary([r for r in rows if Path(r['path']).parts[-3] == assignment])}")
     print(f"{'all':10s} {summary(rows)}")

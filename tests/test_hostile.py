@@ -188,14 +188,19 @@ def grade_side_by_side(submissions, course, results, times, jobs):
         time.sleep(0.2)
 
 
+# Checks that read only the definition and the layers built, never a call's result.
+BUILDING_ONLY = (".present", ".construct", ".param_count")
+
+
 @pytest.mark.parametrize("name", [p.stem for p in HOSTILE])
 def test_no_undeserved_points_and_no_hang(batch, name):
     assert name not in batch["hung"], f"grading {name} still had not finished after {HANG} s"
     result = batch["results"][name]
-    # What a stub that defines the names and builds its layers earns (present, construct) is
-    # not undeserved; nothing that calls the code may pay.
+    # What a stub that defines the names and builds its layers earns (present, construct, and
+    # the parameter count of the layers it built, which no gate hides: registry's budget bounds
+    # it) is not undeserved; nothing that calls the code may pay.
     earned = [o.check.id for o in result.outcomes
-              if o.score > 0 and not o.check.id.endswith((".present", ".construct"))]
+              if o.score > 0 and not o.check.id.endswith(BUILDING_ONLY)]
     assert earned == [], f"{name} earned points on {earned}"
     assert not result.grader_errors, [o.message for o in result.grader_errors]
     assert batch["times"][name] < SUBMISSION_TIMEOUT + 15 + CHECK_TIMEOUT * 3
@@ -432,7 +437,7 @@ def test_meta_tensors_in_a_reply_are_the_students_failure(tmp_path, assignment):
     assert summary["grader_errors"] == [] and summary["counts"]["grader_error"] == 0
     report = json.loads((out / "mallory" / "results.json").read_text())
     earned = [t["extra_data"]["check"] for t in report["tests"] if t["score"] > 0]
-    assert all(check.endswith((".present", ".construct")) for check in earned), earned
+    assert all(check.endswith(BUILDING_ONLY) for check in earned), earned
     said = "\n".join(t["output"] for t in report["tests"])
     assert "tensor on the meta device" in said and "only plain (dense) CPU tensors" in said
     assert "tensor on the meta device" in (out / "mallory" / "feedback.md").read_text()

@@ -251,7 +251,7 @@ class Diagnoser:
                     root["explains"] += explained
                     left = [c for c in left if c not in explained]
                     base |= root["flags"]
-            if not left:
+            if not left or (not self.forced and self._part_wrong_unnamed(target, found)):
                 continue
             hit = self._detect(target, base, left)
             if hit is None:
@@ -272,6 +272,16 @@ class Diagnoser:
         return [Diagnosis(target, r["mistake"].id, r["mistake"].title, r["mistake"].hint,
                           tuple(sorted(set(r["explains"]), key=order.get)))
                 for target, r in found.items()]
+
+    def _part_wrong_unnamed(self, target, found):
+        """A graded part of ``target`` fails its own checks and no mistake was named there: the
+        target runs on that part, so whatever it does wrong may be the part's, and naming a
+        mistake of the target would put the root in the wrong place (a scaled_dot_product_attention
+        that halves its scores makes MultiHeadAttention look as if it scaled twice)."""
+        graded = set(self.plan.targets)
+        return any(part in graded and part not in found
+                   and any(self.outcomes[c].check.target == part for c in self.failed)
+                   for part in targets.parts_of(target))
 
     def explainable(self, mistake, check_id):
         category = self.category(check_id)
