@@ -21,6 +21,9 @@ MODULES = (
     "encoder_block",  # EncoderBlock
     "decoder",        # DecoderBlock
     "sizes",          # every target again, on generated sizes (edges included)
+    "transformer",    # shift_right, Transformer (assignment 4)
+    "training",       # train_step, greedy_decode
+    "outcome",        # train_step: the training outcome on a hidden task
 )
 
 
