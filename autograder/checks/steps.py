@@ -34,28 +34,47 @@ def initial_state(model):
     return {"params": {name: p.detach().clone() for name, p in model.named_parameters()}, "adam": {}}
 
 
+class Stepper:
+    """The reference Transformer and an Adam, built once, loaded with a state for each step."""
+
+    def __init__(self, args, lr):
+        self.args = args
+        self.model = solutions.Transformer(*args)
+        self.names = dict(self.model.named_parameters())
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+
+    def load(self, state):
+        """Hold ``state``; a path the contract does not have, or one missing or of another
+        shape, is a ``KeyError`` naming it."""
+        extra = sorted(set(state["params"]) - set(self.names))
+        missing = sorted(set(self.names) - set(state["params"]))
+        if extra or missing:
+            raise KeyError((extra + missing)[0])
+        self.optimizer.state.clear()
+        with torch.no_grad():
+            for name, p in self.names.items():
+                value = state["params"][name]
+                if value.shape != p.shape:
+                    raise KeyError(name)
+                p.copy_(value)
+                moments = state["adam"].get(name)
+                if moments:
+                    self.optimizer.state[p] = {
+                        "step": torch.tensor(float(moments["step"])),
+                        "exp_avg": moments["exp_avg"].to(p.dtype).clone(),
+                        "exp_avg_sq": moments["exp_avg_sq"].to(p.dtype).clone()}
+        return self.model, self.optimizer
+
+    def step(self, state, batch):
+        """(loss, state after) of the reference's train_step from ``state`` on ``batch``."""
+        model, optimizer = self.load(state)
+        loss = solutions.train_step(model, optimizer, *batch)
+        return loss, state_of(model, optimizer)
+
+
 def load_state(args, state, lr):
-    """The reference Transformer and Adam holding ``state``; a path the contract does not have, or
-    one missing, is a ``KeyError`` naming it."""
-    model = solutions.Transformer(*args)
-    names = dict(model.named_parameters())
-    extra = sorted(set(state["params"]) - set(names))
-    missing = sorted(set(names) - set(state["params"]))
-    if extra or missing:
-        raise KeyError((extra + missing)[0])
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    with torch.no_grad():
-        for name, p in names.items():
-            value = state["params"][name]
-            if value.shape != p.shape:
-                raise KeyError(name)
-            p.copy_(value)
-            moments = state["adam"].get(name)
-            if moments:
-                optimizer.state[p] = {"step": torch.tensor(float(moments["step"])),
-                                      "exp_avg": moments["exp_avg"].to(p.dtype).clone(),
-                                      "exp_avg_sq": moments["exp_avg_sq"].to(p.dtype).clone()}
-    return model, optimizer
+    """A reference Transformer and Adam holding ``state`` (see ``Stepper.load``)."""
+    return Stepper(args, lr).load(state)
 
 
 def state_of(model, optimizer):
@@ -69,9 +88,7 @@ def state_of(model, optimizer):
 
 def reference_step(args, state, batch, lr):
     """(loss, state after) of the reference's train_step from ``state`` on ``batch``."""
-    model, optimizer = load_state(args, state, lr)
-    loss = solutions.train_step(model, optimizer, *batch)
-    return loss, state_of(model, optimizer)
+    return Stepper(args, lr).step(state, batch)
 
 
 def _tensor_problem(got, expected, scale):
@@ -138,7 +155,7 @@ def loss_variants(args, state, batch):
     return {said: float(value) for said, value in found.items()}
 
 
-def sequence_accuracy(args, params, src, tgt_out):
+def sequence_accuracy(stepper, params, src, tgt_out):
     """Exact-sequence accuracy of greedy decoding by the reference model holding ``params``."""
-    model, _ = load_state(args, {"params": params, "adam": {}}, 1e-3)
+    model, _ = stepper.load({"params": params, "adam": {}})
     return solutions.sequence_accuracy(model, src, tgt_out)

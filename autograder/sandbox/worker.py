@@ -555,6 +555,7 @@ class Worker:
     def op_optimizer(self, request):
         """torch.optim.Adam(lr) over the parameters of object ``model`` (read from nn.Module's
         own dictionaries), stored as object ``id``."""
+        _light_dynamo()
         _, params, _ = _module_tree(self.objects[request["model"]])
         model = self.objects[request["model"]]
         tensors = [_resolve(model, path) for path, _ in params]
@@ -597,6 +598,21 @@ class Worker:
 
     def op_ping(self, request):
         return {"pong": True}
+
+
+def _light_dynamo():
+    """An optimizer's step imports ``torch._dynamo`` (a second or more of CPU in every worker)
+    only to disable tracing and to break graphs, which nothing here does: as the zygote's meta
+    warm-up does, a stand-in takes its place unless the real one is imported already."""
+    if "torch._dynamo" in sys.modules or "_dynamo" in vars(torch):
+        return
+    import types
+
+    stand_in = types.ModuleType("torch._dynamo")
+    stand_in.disable = lambda fn, recursive=True, wrapping=True: fn
+    stand_in.is_compiling = lambda: False
+    stand_in.graph_break = lambda: None
+    sys.modules["torch._dynamo"] = torch._dynamo = stand_in
 
 
 def serve(read_fd, write_fd):
