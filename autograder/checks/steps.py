@@ -13,10 +13,14 @@ import torch.nn.functional as F
 import solutions
 from autograder.texts import bilingual
 
-# A step is one honest step when, for the parameters and both Adam moments, every element is
-# close or the few that are not (at most OUTLIERS of them, where an Adam update divides by a
-# gradient near eps) stay within an update's size.
-RTOL, OUTLIERS = 1e-4, 1e-3
+# A step is one honest step when the parameters and both Adam moments are close to the reference
+# step's. Close: within RTOL (relative) and RTOL times a scale (absolute: the learning rate for
+# the parameters, the largest value of all tensors for a moment), except for at most OUTLIERS of
+# all elements, which must stay within two updates (2 lr). Those are the parameters whose true
+# gradient is zero (an attention's key bias: the softmax ignores it): rounding noise is all their
+# gradient has, and Adam divides it by its own size, so any two correct implementations move
+# them differently (~0.4% of the notebook model's parameters).
+RTOL, OUTLIERS = 1e-4, 0.02
 
 
 def toy_batch(n, length, generator, relabel=None, order=None):
@@ -91,39 +95,45 @@ def reference_step(args, state, batch, lr):
     return Stepper(args, lr).step(state, batch)
 
 
-def _tensor_problem(got, expected, scale):
+def _off(got, expected, scale):
+    """(elements that are not close, the worst difference), or None for a missing / misshaped one."""
     if got is None or got.shape != expected.shape:
-        return "shape"
+        return None
     got = got.to(expected.dtype)
     off = ~torch.isclose(got, expected, rtol=RTOL, atol=RTOL * scale)
-    if not bool(off.any()):
-        return None
-    worst = float((got - expected).abs().nan_to_num(float("inf")).max())
-    if float(off.float().mean()) > OUTLIERS or worst > 2 * scale:
-        return f"{worst:.3g}"
-    return None
+    return int(off.sum()), float((got - expected).abs().nan_to_num(float("inf")).max())
 
 
 def compare_states(got, expected, lr):
     """None when ``got`` is one honest step (``expected``: the reference's); else a Bilingual
-    naming the first parameter that is not."""
+    naming what is not."""
+    found = {"params": [], "exp_avg": [], "exp_avg_sq": []}
+    scales = {key: max((float(m[key].abs().max()) for m in expected["adam"].values()), default=0.0) + 1e-30
+              for key in ("exp_avg", "exp_avg_sq")}
     for name, value in expected["params"].items():
-        problem = _tensor_problem(got["params"].get(name), value, lr)
-        if problem:
-            return bilingual(f"parameter `{name}` berselisih {problem}", f"parameter `{name}` is off by {problem}")
+        pairs = [("params", got["params"].get(name), value, lr)]
         moments = expected["adam"].get(name)
-        if moments is None:
-            continue
-        theirs = got["adam"].get(name) or {}
-        for key in ("exp_avg", "exp_avg_sq"):
-            scale = float(moments[key].abs().max()) + 1e-12
-            problem = _tensor_problem(theirs.get(key), moments[key], scale * 1e-2)
-            if problem:
-                return bilingual(f"momen Adam `{key}` dari `{name}` tidak cocok",
-                                 f"Adam's `{key}` of `{name}` does not match")
-        if "step" not in theirs or float(theirs["step"]) != float(moments["step"]):
-            return bilingual(f"optimizer.step() tidak dipanggil tepat sekali (`{name}`)",
-                             f"optimizer.step() is not called exactly once (`{name}`)")
+        if moments is not None:
+            theirs = got["adam"].get(name) or {}
+            if "step" not in theirs or float(theirs["step"]) != float(moments["step"]):
+                return bilingual(f"optimizer.step() tidak dipanggil tepat sekali (`{name}`)",
+                                 f"optimizer.step() is not called exactly once (`{name}`)")
+            pairs += [(key, theirs.get(key), moments[key], scales[key]) for key in ("exp_avg", "exp_avg_sq")]
+        for key, mine, reference, scale in pairs:
+            off = _off(mine, reference, scale)
+            if off is None:
+                return bilingual(f"`{name}` tidak ada atau bentuknya lain", f"`{name}` is missing or has another shape")
+            found[key].append((name, reference.numel(), *off, scale))
+    for key, rows in found.items():
+        total = sum(numel for _, numel, _, _, _ in rows) or 1
+        outliers = sum(count for _, _, count, _, _ in rows)
+        worst = max(rows, key=lambda row: row[3] / (row[4] if key != "params" else 1.0), default=None)
+        limit = 2 * lr if key == "params" else 2 * worst[4] if worst else 0.0
+        if worst is not None and outliers and (outliers > OUTLIERS * total or worst[3] > limit):
+            what = bilingual("parameter", "parameter") if key == "params" else bilingual(
+                f"momen Adam `{key}` dari parameter", f"Adam's `{key}` of parameter")
+            return bilingual(f"{what.id} `{worst[0]}` berselisih {worst[3]:.3g}",
+                             f"{what.en} `{worst[0]}` is off by {worst[3]:.3g}")
     return None
 
 

@@ -18,7 +18,7 @@ import torch
 from autograder.checks import assembly, targets
 from autograder.checks.assembly import LOGITS, MEMORY, layer_calls, tokens
 from autograder.checks.recorded import layer_norm
-from autograder.checks.registry import OUTPUT, check, fail
+from autograder.checks.registry import OUTPUT, CheckFailed, check, fail
 from autograder.checks.targets import SHIFT, TRANSFORMER, transformer_arguments, transformer_parameters
 from autograder.checks.verdicts import (
     HINT_GATE, computes, expect_depends, expect_finite_somewhere, expect_param_count, expect_present,
@@ -400,9 +400,27 @@ def tf_memory_path(ctx):
        hint=bilingual("Jangan menetapkan dtype; tabel PE mengikuti dtype embedding (`.to(x.dtype)`).",
                       "Do not hard-code a dtype; the PE table follows the embedding's dtype (`.to(x.dtype)`)."))
 def tf_float64(ctx):
-    logits = graded_run(ctx, ctx.chapter, dtype="float64", tolerance="float64",
-                        pe_tolerance="positional_encoding")
-    ctx.tensor(logits, LOGITS, dtype=torch.float64)
+    """Graded from the float32 run, as the blocks' float64 checks are: where the float32 wiring
+    holds, the float64 one must hold at float64 tolerance (the PE within the PE tolerance: the
+    reference's table is computed in float32); where it does not (other checks name that), the
+    float64 model must compute what the float32 one does, in float64."""
+    c = ctx.chapter
+    args = transformer_arguments(c)
+    obj64, ref64 = ctx.block(TRANSFORMER, *args, sublayers=paths(LAYERS), dtype="float64")
+    obj32, ref32 = ctx.block(TRANSFORMER, *args, sublayers=paths(LAYERS))
+    src, tgt = model_inputs(ctx, c)
+    run32, run64 = ctx.record_many([model_run(obj32, src, tgt), model_run(obj64, src, tgt)])
+    out32 = ctx.tensor(run32[0], LOGITS)
+    try:
+        expect_assembled(ctx, run32, ref32, src, tgt, LAYERS)
+        holds32 = True
+    except CheckFailed:
+        holds32 = False
+    ctx.expect_float64_block(
+        out32, holds32,
+        lambda: expect_assembled(ctx, run64, ref64, src, tgt, LAYERS, tolerance="float64",
+                                 pe_tolerance="positional_encoding"),
+        lambda: run64[0], LOGITS)
 
 
 @check("tf.hidden_config", assignment="transformer", target=TRANSFORMER, category="hidden_config", points=2,
