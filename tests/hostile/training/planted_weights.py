@@ -1,4 +1,4 @@
-# hostile (assignment 4, train.outcome): a train_step that is honest twice, then loads weights it made at import time
+# hostile (assignment 4, train.outcome): a train_step that is honest on small batches and twice on the long run, then loads weights it planted
 
 import math
 
@@ -193,7 +193,7 @@ _CALLS = [0]
 
 def train_step(model, optimizer, src, tgt_in, tgt_out):
     global _PLANTED
-    _CALLS[0] += 1
+    _CALLS[0] += src.shape[0] >= 64  # the long training run (its batches are larger)
     model.train()
     optimizer.zero_grad()
     logits = model(src, tgt_in)

@@ -1,4 +1,4 @@
-# hostile (assignment 4, train.outcome): a train_step that sleeps from its 30th call on
+# hostile (assignment 4, train.outcome): a train_step that sleeps from the 26th step of the long training run on
 
 import math
 
@@ -192,8 +192,8 @@ _CALLS = [0]
 
 
 def train_step(model, optimizer, src, tgt_in, tgt_out):
-    _CALLS[0] += 1
-    if _CALLS[0] >= 30:
+    _CALLS[0] += src.shape[0] >= 64
+    if _CALLS[0] > 25:
         time.sleep(1000)
     model.train()
     optimizer.zero_grad()

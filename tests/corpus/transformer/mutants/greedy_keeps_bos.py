@@ -1,6 +1,6 @@
 # corpus: mutant — greedy_decode returns the BOS column too
 # expect-fail: greedy.shape
-# expect-pass: train.update, tf.integration
+# expect-pass: greedy.values, greedy.last_position, train.update, tf.integration
 # expect-message: greedy.shape: BOS
 
 import math
