@@ -58,7 +58,7 @@ def test_an_honest_step_in_another_style_is_one_step():
 
 @pytest.mark.parametrize("tamper, said", [
     ("planted", "is off by"),
-    ("two_steps", "is off by"),
+    ("two_steps", "exactly once"),
     ("other_batch", "is off by"),
     ("lr", "is off by"),
     ("moments", "exp_avg"),
