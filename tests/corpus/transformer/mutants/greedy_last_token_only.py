@@ -2,6 +2,7 @@
 # expect-fail: greedy.values
 # expect-pass: greedy.shape, train.update, tf.integration
 # expect-message: greedy.values: differs from the reference
+# diagnosis: greedy.last_token_only
 
 import math
 

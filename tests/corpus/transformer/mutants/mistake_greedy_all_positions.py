@@ -2,6 +2,7 @@
 # expect-fail: greedy.last_position
 # expect-pass: greedy.values, greedy.shape, train.update, tf.integration
 # expect-message: greedy.last_position: the argmax of every position
+# diagnosis: greedy.all_positions
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: tf.final_norms, tf.integration
 # expect-pass: tf.embedding, tf.wiring, tf.causality, train.update, greedy.values
 # expect-message: tf.final_norms: dec_norm is not applied
+# diagnosis: tf.missing_final_norm
 
 import math
 

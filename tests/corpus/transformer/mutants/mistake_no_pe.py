@@ -2,6 +2,7 @@
 # expect-fail: tf.embedding, tf.integration
 # expect-pass: tf.wiring, tf.final_norms, tf.causality, train.update, greedy.values
 # expect-message: tf.embedding: positional encoding is not added
+# diagnosis: tf.missing_pe
 
 import math
 

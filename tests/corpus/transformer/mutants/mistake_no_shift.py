@@ -2,6 +2,7 @@
 # expect-fail: shift.values
 # expect-pass: shift.shape, tf.integration
 # expect-message: shift.values: not shifted at all
+# diagnosis: shift.missing
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: tf.embedding, tf.integration
 # expect-pass: tf.wiring, tf.final_norms, tf.causality, tf.memory_path, train.loss, train.update, greedy.values
 # expect-message: tf.embedding: not multiplied by √d_model
+# diagnosis: tf.missing_sqrt
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: train.update
 # expect-pass: train.loss, tf.integration, greedy.values
 # expect-message: train.update: zero_grad
+# diagnosis: train.missing_zero_grad
 
 import math
 

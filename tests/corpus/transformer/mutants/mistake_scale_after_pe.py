@@ -2,6 +2,7 @@
 # expect-fail: tf.embedding, tf.integration
 # expect-pass: tf.wiring, tf.final_norms
 # expect-message: tf.embedding: scale first, then add PE
+# diagnosis: tf.scale_after_pe
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: tf.distinct_blocks, tf.integration
 # expect-pass: tf.embedding, tf.wiring, tf.final_norms, tf.causality, train.update, greedy.values
 # expect-message: tf.distinct_blocks: same block object
+# diagnosis: tf.shared_block
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: shift.values
 # expect-pass: shift.shape, tf.integration, train.update, greedy.values
 # expect-message: shift.values: off by one
+# diagnosis: shift.off_by_one
 
 import math
 

@@ -2,6 +2,7 @@
 # expect-fail: train.loss, train.update
 # expect-pass: tf.integration, greedy.values, greedy.last_position
 # expect-message: train.loss: softmax before cross_entropy
+# diagnosis: train.softmax_before_ce
 
 import math
 
