@@ -126,9 +126,9 @@ def _course_file(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, said", [
-    ("planted_weights", "Training step 3 is not one honest train_step"),
-    ("reads_ahead", "not one honest train_step"),
-    ("forks", "not one honest train_step"),
+    ("planted_weights", "Training step 3 (your model and train_step) is not the reference's step"),
+    ("reads_ahead", "is not the reference's step"),
+    ("forks", "is not the reference's step"),
     ("sleeps", "ran past its time budget after 25 steps"),
 ])
 def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):

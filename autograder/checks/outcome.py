@@ -113,10 +113,13 @@ def train_outcome(ctx):
             reference.append(expected_loss)
             if problem is not None:
                 step = done + index + 1
-                fail(bilingual(f"Langkah pelatihan ke-{step} bukan satu langkah train_step yang jujur dari "
-                               f"keadaan sebelumnya ({problem.id})." + curves(mine, reference).id,
-                               f"Training step {step} is not one honest train_step from the state before "
-                               f"it ({problem.en})." + curves(mine, reference).en))
+                fail(bilingual(f"Langkah pelatihan ke-{step} (model dan train_step Anda) bukan langkah acuan "
+                               f"dari keadaan yang sama ({problem.id}). Setiap langkah diperiksa; langkah lain "
+                               "(dropout, bobot yang diubah, langkah tambahan) tidak dapat dinilai."
+                               + curves(mine, reference).id,
+                               f"Training step {step} (your model and train_step) is not the reference's step "
+                               f"from the same state ({problem.en}). Every step is verified; another step "
+                               "(dropout, weights changed, extra steps) cannot be scored." + curves(mine, reference).en))
             state = after
         accuracy = sequence_accuracy(stepper, state["params"], evaluation[0], evaluation[2])
         if accuracy >= TARGET:

@@ -1,7 +1,7 @@
 # corpus: mutant — the positional table is added as float32 whatever the model's dtype
 # expect-fail: tf.float64
 # expect-pass: tf.integration, tf.embedding
-# expect-message: tf.float64: float64
+# expect-message: tf.float64: mixed dtype
 
 import math
 
