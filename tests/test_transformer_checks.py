@@ -149,3 +149,23 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
         assert by_id["train.update"].status == "failed"
     assert all(o.status != "error" for o in result.outcomes)
     assert result.score <= result.max_score - registry.REGISTRY["train.outcome"].points
+
+
+@pytest.mark.slow
+def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_path):
+    from autograder.grading.grader import grade
+    from autograder.loading import Submission
+    from autograder.reports.feedback_html import picture_html
+
+    path = Path(__file__).parent / "corpus" / "transformer" / "correct" / "buffer_and_loops.py"
+    plan = plans.load("transformer", _course_file(tmp_path))
+    result = grade(Submission("andi", "transformer", path), plan)
+    assert result.score == result.max_score, [(o.check.id, o.message) for o in result.outcomes if not o.passed]
+    (curve,) = [p for p in result.pictures if p.kind == "loss_curve"]
+    student, reference = curve.data["student"], curve.data["reference"]
+    assert len(student) == len(reference) == curve.data["accuracy"][-1][0]
+    assert reference[-1] < reference[0] / 4 and student == pytest.approx(reference, rel=1e-3, abs=1e-4)
+    assert curve.data["accuracy"][-1][1] >= outcome.TARGET > curve.data["accuracy"][0][1]
+    for lang, said in (("id", "tercapai pada langkah"), ("en", "reached at step")):
+        html = picture_html(curve, lang)
+        assert "<polyline" in html and said in html, html[:500]

@@ -88,6 +88,10 @@ def train_outcome(ctx):
     evaluation = toy_batch(EVAL, length, torch.Generator().manual_seed(seed + 1), relabel, order)
     batches = torch.Generator().manual_seed(seed + 2)
     state, mine, reference, used, accuracy = start, [], [], 0.0, 0.0
+    evaluations = []
+    # what the feedback draws (checks.pictures: training_curve): the losses and the accuracies
+    ctx.session.training_curve = {"student": mine, "reference": reference, "accuracy": evaluations,
+                                  "target": TARGET, "every": EVERY}
     for done in range(0, MAX_STEPS, EVERY):
         chunk = [toy_batch(BATCH, length, batches, relabel, order) for _ in range(EVERY)]
         began = time.monotonic()
@@ -122,6 +126,7 @@ def train_outcome(ctx):
                                "(dropout, weights changed, extra steps) cannot be scored." + curves(mine, reference).en))
             state = after
         accuracy = sequence_accuracy(stepper, state["params"], evaluation[0], evaluation[2])
+        evaluations.append([done + EVERY, accuracy])
         if accuracy >= TARGET:
             return
     fail(bilingual(f"Setelah {MAX_STEPS} langkah akurasi urutan-tepat baru {accuracy:.0%} (target "
