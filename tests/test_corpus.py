@@ -19,11 +19,11 @@ import queue
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import draft_course
 import pytest
 
 from autograder import config
@@ -36,26 +36,9 @@ pytestmark = pytest.mark.slow  # every corpus file graded through the sandbox
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTIONS = ROOT / "solutions"
-# Draft assignments (registered checks, a corpus folder, not listed in course.toml yet: the
-# fourth, transformer) are graded too, from a copy of course.toml that lists them.
-DRAFTS = {"transformer": ("Transformer utuh", "The whole Transformer")}
-
-
-def _course_file():
-    shipped = config.load()
-    drafts = [name for name in DRAFTS if name not in shipped.assignments and (CORPUS / name).is_dir()]
-    if not drafts:
-        return shipped.path
-    folder = Path(tempfile.mkdtemp(prefix="corpus-course-"))
-    text = shipped.path.read_text(encoding="utf-8")
-    for name in drafts:
-        title, title_en = DRAFTS[name]
-        text += f'\n[assignments.{name}]\ntitle = "{title}"\ntitle_en = "{title_en}"\nnotebook = "{name}.ipynb"\n'
-    (folder / "course.toml").write_text(text, encoding="utf-8")
-    return folder / "course.toml"
-
-
-COURSE_FILE = _course_file()
+# Draft assignments (the fourth, transformer) are graded too, from a copy of course.toml that
+# lists them (tests/draft_course.py).
+COURSE_FILE = draft_course.course_file()
 COURSE = config.load(COURSE_FILE)
 ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder (and the drafts)
 # Which reference modules a standalone submission of each assignment is assembled from.

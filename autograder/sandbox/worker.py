@@ -604,8 +604,8 @@ def _light_dynamo():
     """An optimizer's step imports ``torch._dynamo`` (a second or more of CPU in every worker)
     only to disable tracing and to break graphs, which nothing here does: as the zygote's meta
     warm-up does, a stand-in takes its place unless the real one is imported already."""
-    if "torch._dynamo" in sys.modules or "_dynamo" in vars(torch):
-        return
+    if not _SERVING or "torch._dynamo" in sys.modules or "_dynamo" in vars(torch):
+        return  # not in a sandboxed worker (sandbox/inprocess.py: the caller's own process)
     import types
 
     stand_in = types.ModuleType("torch._dynamo")
@@ -615,7 +615,12 @@ def _light_dynamo():
     sys.modules["torch._dynamo"] = torch._dynamo = stand_in
 
 
+_SERVING = False  # this process is a worker answering on its pipes (serve)
+
+
 def serve(read_fd, write_fd):
+    global _SERVING
+    _SERVING = True
     torch.set_num_threads(1)  # a forked child must not reuse the parent's thread pool
     channel = Channel(read_fd, write_fd)
     worker = Worker(channel)
