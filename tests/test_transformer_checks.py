@@ -7,11 +7,11 @@ submissions are in tests/corpus/transformer/ (tests/test_corpus.py)."""
 import time
 from pathlib import Path
 
+import draft_course
 import pytest
 import torch
 
 import solutions
-from autograder import config
 from autograder import plan as plans
 from autograder.checks import load, registry
 
@@ -114,16 +114,6 @@ def test_the_reference_learns_the_hidden_task_within_the_budget():
     assert time.process_time() - began < outcome.BUDGET_SECONDS / 2
 
 
-def _course_file(tmp_path):
-    shipped = config.load()
-    text = shipped.path.read_text(encoding="utf-8")
-    if "transformer" not in shipped.assignments:
-        text += '\n[assignments.transformer]\ntitle = "Transformer"\nnotebook = "transformer.ipynb"\n'
-    path = tmp_path / "course.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name, said", [
     ("planted_weights", "Training step 3 (your model and train_step) is not the reference's step"),
@@ -135,7 +125,7 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
     from autograder.grading.grader import grade
     from autograder.loading import Submission
 
-    plan = plans.load("transformer", _course_file(tmp_path))
+    plan = plans.load("transformer", draft_course.course_file())
     result = grade(Submission(name, "transformer", HOSTILE / f"{name}.py"), plan)
     by_id = {o.check.id: o for o in result.outcomes}
     assert by_id["train.outcome"].status in ("failed", "skipped"), by_id["train.outcome"]
@@ -158,7 +148,7 @@ def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_
     from autograder.reports.feedback_html import picture_html
 
     path = Path(__file__).parent / "corpus" / "transformer" / "correct" / "buffer_and_loops.py"
-    plan = plans.load("transformer", _course_file(tmp_path))
+    plan = plans.load("transformer", draft_course.course_file())
     result = grade(Submission("andi", "transformer", path), plan)
     assert result.score == result.max_score, [(o.check.id, o.message) for o in result.outcomes if not o.passed]
     (curve,) = [p for p in result.pictures if p.kind == "loss_curve"]

@@ -23,7 +23,6 @@ import torch
 import torch.nn.functional as F
 
 import solutions
-from autograder.checks.recorded import layer_norm
 from autograder.checks.registry import fail
 from autograder.texts import bilingual
 

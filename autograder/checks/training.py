@@ -16,11 +16,11 @@ source, so that a bug in the student's Transformer costs nothing here:
 
 import torch
 
-from autograder.checks import assembly, targets
+from autograder.checks import assembly
 from autograder.checks.assembly import BOS, DECODED, tokens
-from autograder.checks.registry import OUTPUT, check, fail
-from autograder.checks.steps import (compare_states, initial_state, reference_step, state_movement,
-                                      toy_batch)
+from autograder.checks.registry import check, fail
+from autograder.checks.steps import (compare_states, initial_state, loss_variants, reference_step,
+                                      state_movement, toy_batch)
 from autograder.checks.targets import GREEDY, TRAIN, transformer_arguments
 from autograder.checks.verdicts import HINT_GATE, computes, expect_present, fair_share
 from autograder.texts import bilingual
@@ -113,10 +113,9 @@ def train_loss(ctx):
                        "train_step does not return the loss as a number (a float)."))
     if abs(got - loss) <= 1e-4 * abs(loss) + 1e-5:
         return
-    from autograder.checks.steps import loss_variants
-    for name, value in loss_variants(args, start, batches[0]).items():
+    for said, value in loss_variants(args, start, batches[0]).items():
         if abs(got - value) <= 1e-4 * abs(value) + 1e-5:
-            fail(name)
+            fail(said)
     fail(bilingual(f"Loss yang dikembalikan {got:.5g}, seharusnya {loss:.5g} (cross-entropy logit "
                    "model(src, tgt_in) terhadap tgt_out, sebelum langkah optimizer).",
                    f"The loss returned is {got:.5g}, expected {loss:.5g} (the cross-entropy of "
