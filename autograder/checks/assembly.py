@@ -23,7 +23,9 @@ import torch
 import torch.nn.functional as F
 
 import solutions
+from autograder.checks.recorded import layer_norm
 from autograder.checks.registry import fail
+from autograder.checks.targets import LAYERS, TRANSFORMER, transformer_arguments
 from autograder.texts import bilingual
 
 LOGITS = bilingual("Logit", "The logits")
@@ -174,6 +176,85 @@ def expect_chain(ctx, calls, side, tolerance="float32", verify=True):
         previous = block_output(ctx, call, bilingual(f"Keluaran blok {side} ke-{index}",
                                                      f"The output of {side} block {index}"))
     return previous
+
+
+# -- the model, graded from its recorded blocks -----------------------------------------------------
+def paths(layers):
+    return tuple(f"{side}.{i}" for side in ("encoder", "decoder") for i in range(layers))
+
+
+def model_inputs(ctx, sizes, batch=None, t_src=None, t_tgt=None, vocab=(10, 11)):
+    batch = batch or sizes.batch
+    return (tokens(ctx, batch, t_src or sizes.length, vocab[0]),
+            tokens(ctx, batch, t_tgt or sizes.decoder_length, vocab[1]))
+
+
+def model_run(obj, src, tgt, layers=LAYERS):
+    return {"target": obj, "args": [src, tgt], "modules": paths(layers)}
+
+
+def expect_assembled(ctx, run, ref, src, tgt, layers, parts=("embedding", "wiring", "norms"),
+                     tolerance="float32", pe_tolerance=None):
+    """The logits the contract's wiring gives from the model's own blocks' results (records),
+    checking ``parts``; fails naming the first step that differs. Returns the logits."""
+    result, records = run
+    logits = ctx.tensor(result, LOGITS)
+    enc, dec = layer_calls(records, "encoder", layers), layer_calls(records, "decoder", layers)
+    if "embedding" in parts:
+        expect_embedding(ctx, block_input(enc[0]), ref, ref.src_embed, src, "encoder",
+                                  tolerance, pe_tolerance)
+        expect_embedding(ctx, block_input(dec[0]), ref, ref.tgt_embed, tgt, "decoder",
+                                  tolerance, pe_tolerance)
+        if parts == ("embedding",):
+            return logits
+    chained = "wiring" in parts  # the chain is tf.wiring's to grade
+    h = expect_chain(ctx, enc, "encoder", tolerance, verify=chained)
+    g = expect_chain(ctx, dec, "decoder", tolerance, verify=chained)
+    memory = layer_norm(h, ref.enc_norm)
+    for index, call in enumerate(dec):
+        given = decoder_memory(call)
+        if ctx.same(given, memory, tolerance):
+            continue
+        if ctx.same(given, h, tolerance):
+            if "norms" in parts:
+                fail(bilingual("Memori yang diterima decoder tidak dinormalkan dengan enc_norm: "
+                               "memory = enc_norm(h) setelah blok encoder terakhir.",
+                               "The memory the decoder gets is not normalised by enc_norm: memory = "
+                               "enc_norm(h) after the last encoder block."))
+            continue
+        if "wiring" in parts:
+            fail(bilingual(f"Blok decoder ke-{index} tidak menerima memori dari encoder (keluaran blok "
+                           "encoder terakhir, setelah enc_norm); setiap blok decoder mendapat memori yang sama.",
+                           f"Decoder block {index} does not receive the encoder's memory (the last encoder "
+                           "block's output after enc_norm); every decoder block gets the same memory."))
+    gen = ref.generator
+    expected = torch.nn.functional.linear(layer_norm(g, ref.dec_norm), gen.weight.to(g.dtype),
+                                          gen.bias.to(g.dtype))
+    if logits.shape == expected.shape and ctx.same(logits, expected, tolerance):
+        return logits
+    unnormed = torch.nn.functional.linear(g, gen.weight.to(g.dtype), gen.bias.to(g.dtype))
+    if logits.shape == expected.shape and ctx.same(logits, unnormed, tolerance):
+        if "norms" in parts:
+            fail(bilingual("dec_norm tidak dipakai: logit = generator(dec_norm(g)).",
+                           "dec_norm is not applied: logits = generator(dec_norm(g))."))
+        return logits
+    if "wiring" in parts:
+        if logits.shape == expected.shape and ctx.same(logits, expected.softmax(-1), tolerance):
+            fail(bilingual("Model mengembalikan probabilitas (softmax); kontrak meminta logit mentah.",
+                           "The model returns probabilities (softmax); the contract asks for raw logits."))
+        fail(bilingual("Logit bukan generator(dec_norm(g)) dari keluaran blok decoder terakhir.",
+                       "The logits are not generator(dec_norm(g)) of the last decoder block's output."))
+    return logits
+
+
+def graded_run(ctx, sizes, layers=LAYERS, parts=("embedding", "wiring", "norms"), dtype=None,
+               vocab=(10, 11), batch=None, t_src=None, t_tgt=None, max_len=32, tolerance="float32",
+               pe_tolerance=None):
+    args = transformer_arguments(sizes, vocab[0], vocab[1], layers, max_len)
+    obj, ref = ctx.block(TRANSFORMER, *args, sublayers=paths(layers), dtype=dtype)
+    src, tgt = model_inputs(ctx, sizes, batch, t_src, t_tgt, vocab)
+    run = ctx.record_many([model_run(obj, src, tgt, layers)])[0]
+    return expect_assembled(ctx, run, ref, src, tgt, layers, parts, tolerance, pe_tolerance)
 
 
 def seed_of(*parts):
