@@ -20,7 +20,8 @@ Pictures (``kind``):
 - ``loss_curve``: ``train_step``, from ``train.outcome``'s run (kept on the session, nothing
   run again): ``student`` (the losses the student's step returned, for display only) and
   ``reference`` (the reference's step from each verified state) per step, ``accuracy`` ([step,
-  exact-sequence accuracy] per evaluation, measured in the trusted process), ``target``. The
+  exact-sequence accuracy] per evaluation, measured in the trusted process), ``wanted`` (the
+  accuracy the check asks for). The
   task is the hidden variant: no source or target sequence is shown.
 
 Non-finite numbers (NaN, inf) are stored as ``None``.
@@ -250,4 +251,4 @@ def training_curve(session, sizes):
                              "Training on the hidden task: loss per step"),
                    student=rounded(curve["student"]), reference=rounded(curve["reference"]),
                    accuracy=[[int(step), round(float(acc), DIGITS)] for step, acc in curve["accuracy"]],
-                   target=float(curve["target"]))
+                   wanted=float(curve["target"]))
