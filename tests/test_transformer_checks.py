@@ -145,6 +145,7 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
 def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_path):
     from autograder.grading.grader import grade
     from autograder.loading import Submission
+    from autograder.reports import class_report
     from autograder.reports.feedback_html import picture_html
 
     path = Path(__file__).parent / "corpus" / "transformer" / "correct" / "buffer_and_loops.py"
@@ -159,3 +160,8 @@ def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_
     for lang, said in (("id", "tercapai pada langkah"), ("en", "reached at step")):
         html = picture_html(curve, lang)
         assert "<polyline" in html and said in html, html[:500]
+    # the class report's training table (report.json's "training")
+    (row,) = class_report._training([result])
+    assert row["student"] == "andi" and row["reached_at"] == curve.data["accuracy"][-1][0]
+    table = "".join(class_report._training_html({"training": [row]}, class_report.WORDS["en"]))
+    assert "Training outcomes" in table and f">{row['reached_at']}<" in table
