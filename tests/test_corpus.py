@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import draft_course
 import pytest
 
 from autograder import config
@@ -35,11 +36,15 @@ pytestmark = pytest.mark.slow  # every corpus file graded through the sandbox
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTIONS = ROOT / "solutions"
-COURSE = config.load()
-ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder
+# Draft assignments (the fourth, transformer) are graded too, from a copy of course.toml that
+# lists them (tests/draft_course.py).
+COURSE_FILE = draft_course.course_file()
+COURSE = config.load(COURSE_FILE)
+ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder (and the drafts)
 # Which reference modules a standalone submission of each assignment is assembled from.
 REFERENCE_PARTS = {"attention": ("attention",), "encoder": ("attention", "encoder"),
-                   "decoder": ("attention", "encoder", "decoder")}
+                   "decoder": ("attention", "encoder", "decoder"),
+                   "transformer": ("attention", "encoder", "decoder", "transformer")}
 DO_NOTHING_BOUND = 0.10
 WAIT_SECONDS = 900
 
@@ -194,7 +199,7 @@ plans_by_name = {}
 for line in sys.stdin:
     assignment, path = json.loads(line)
     try:
-        plan = plans_by_name.setdefault(assignment, plans.load(assignment))
+        plan = plans_by_name.setdefault(assignment, plans.load(assignment, sys.argv[1]))
         forced.clear()
         forced["wanted"] = Path(path).parent.name == "correct" or Path(path).stem.startswith("reference_")
         result = grade(Submission(Path(path).stem, assignment, Path(path)), plan)
@@ -245,7 +250,7 @@ class Grader:
     def _serve(self, number):
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUTF8": "1"}
         with open(self.log_dir / f"grader-{number}.log", "wb") as log:
-            process = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, env=env, text=True,
+            process = subprocess.Popen([sys.executable, "-c", CHILD, str(COURSE_FILE)], cwd=ROOT, env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.processes.append(process)
         while True:

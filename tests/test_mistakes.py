@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+import draft_course
 import pytest
 import torch
 
@@ -38,7 +39,7 @@ autograder.checks.load()  # the check modules in their order (sizes.py needs the
 sizes = autograder.checks.sizes
 from autograder.checks import search, targets  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
-COURSE = config.load()
+COURSE = config.load(draft_course.course_file())  # with the draft assignments (transformer)
 PLANS = {name: plans.resolve(COURSE, name) for name in COURSE.assignments}
 
 
@@ -72,11 +73,13 @@ MUTANTS = sorted(p for p in CORPUS.glob("*/mutants/*.py") if header(p, "diagnosi
 # A few of each kind here, in-process; tests/test_corpus.py runs every file through the sandbox.
 SAMPLE_CORRECT = [CORPUS / a / "correct" / f"{n}.py" for a, n in (
     ("attention", "head_loop"), ("attention", "neg1e9_where_reshape"), ("encoder", "exp_log_sequential"),
-    ("decoder", "float64_where_einsum"))]
+    ("decoder", "float64_where_einsum"), ("transformer", "computed_pe_helpers"))]
 SAMPLE_MUTANTS = [CORPUS / a / "mutants" / f"{n}.py" for a, n in (
     ("attention", "no_scale"), ("attention", "causal_tril"), ("attention", "mha_split_without_transpose"),
     ("attention", "size_batch_one_squeeze"), ("encoder", "pe_sin_cos_swapped"), ("encoder", "ffn_gelu_tanh"),
-    ("encoder", "enc_pre_post_swapped"), ("decoder", "dec_raw_memory"), ("decoder", "dec_causal_mask_tril"))]
+    ("encoder", "enc_pre_post_swapped"), ("decoder", "dec_raw_memory"), ("decoder", "dec_causal_mask_tril"),
+    ("transformer", "mistake_no_sqrt"), ("transformer", "mistake_no_zero_grad"),
+    ("transformer", "mistake_greedy_all_positions"))]
 
 
 # -- the catalogue ---------------------------------------------------------------------------------
@@ -154,7 +157,8 @@ def test_every_variant_differs_from_the_reference_on_the_probes():
     diagnoser = {a: diagnosis.Diagnoser(reference_session(), plan, []) for a, plan in PLANS.items()}
     where = {targets.SDPA: "attention", targets.CAUSAL: "attention", targets.MHA: "attention",
              targets.PE: "encoder", targets.FFN: "encoder", targets.ENC: "encoder",
-             targets.DEC: "decoder"}
+             targets.DEC: "decoder", targets.SHIFT: "transformer", targets.TRANSFORMER: "transformer",
+             targets.TRAIN: "transformer", targets.GREEDY: "transformer"}
     dead = []
 
     def differs(target, flags):  # on a probe the diagnosis looks at (square and cube: where it raised)

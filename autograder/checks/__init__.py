@@ -7,9 +7,12 @@
 - what a check works with: ``context`` (the student's session, inputs, the reference),
   ``recorded`` (recorded sub-layer calls), ``verdicts`` (shared verdicts, any target),
   ``attention_calls`` (shared by the attention checks only), ``reference_weights``;
+  for assignment 4, ``assembly`` (the model's wiring from its recorded blocks, the given and
+  scripted models) and ``steps`` (the reference's training step from a reported state);
 - after the checks, advisory only: ``diagnosis`` names the catalogued mistake
   (``catalogue``) behind failed checks, using each target's model (``variants``);
-  ``pictures`` collects the numbers the feedback draws.
+  ``pictures`` collects the numbers the feedback draws; ``transformer_variants`` holds
+  assignment 4's models for the diagnosis.
 """
 
 import importlib
@@ -21,6 +24,9 @@ MODULES = (
     "encoder_block",  # EncoderBlock
     "decoder",        # DecoderBlock
     "sizes",          # every target again, on generated sizes (edges included)
+    "transformer",    # shift_right, Transformer (assignment 4)
+    "training",       # train_step, greedy_decode
+    "outcome",        # train_step: the training outcome on a hidden task
 )
 
 

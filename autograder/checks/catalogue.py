@@ -16,7 +16,7 @@ own. ``home``: the target it lives in, or ``ANY``. A course can add its own entr
 from dataclasses import dataclass, field
 
 from autograder.checks.registry import CATEGORIES
-from autograder.checks.targets import CAUSAL, DEC, ENC, FFN, MHA, PE, SDPA
+from autograder.checks.targets import CAUSAL, DEC, ENC, FFN, GREEDY, MHA, PE, SDPA, SHIFT, TRAIN, TRANSFORMER
 from autograder.texts import bilingual
 
 ANY = "*"  # a mistake any target can make
@@ -616,6 +616,78 @@ CATALOGUE = [
         "Take every size from the arguments (`d_model`, `num_heads`, `d_ff`) and from the input's "
         "shape (`x.size(1)`), never numbers such as 16, 4, 32 or 5."),
        (), VALUES | {"shape", "param_count", "masking", "mask_convention"}),
+]
+CATALOGUE += [  # assignment 4: the whole Transformer (probed in checks/transformer_variants.py)
+    _m("tf.missing_sqrt", TRANSFORMER,
+       ("Embedding tidak dikalikan √d_model.", "The embeddings are not multiplied by √d_model."),
+       ("`embed(token) * math.sqrt(d_model) + PE[:T]`: tanpa skala itu, positional encoding "
+        "(nilai ±1) menenggelamkan embedding (std d_model^-0.5).",
+        "`embed(tokens) * math.sqrt(d_model) + PE[:T]`: without that scale the positional "
+        "encoding (values ±1) drowns the embeddings (std d_model^-0.5)."),
+       ["no_sqrt"]),
+    _m("tf.missing_pe", TRANSFORMER,
+       ("Positional encoding tidak ditambahkan.", "The positional encoding is not added."),
+       ("Tanpa PE, encoder tidak tahu urutan token: membalik urutan mustahil. Tambahkan "
+        "`positional_encoding(T, d_model)` setelah skala.",
+        "Without PE the encoder cannot tell the order of the tokens: reversing is impossible. Add "
+        "`positional_encoding(T, d_model)` after the scale."),
+       ["no_pe"]),
+    _m("tf.scale_after_pe", TRANSFORMER,
+       ("√d_model mengalikan embedding + PE, bukan embedding saja.",
+        "√d_model multiplies embedding + PE instead of the embedding alone."),
+       ("Skala dulu, lalu tambahkan PE: `embed(token) * math.sqrt(d_model) + PE[:T]`.",
+        "Scale first, then add PE: `embed(tokens) * math.sqrt(d_model) + PE[:T]`."),
+       ["scale_after_pe"]),
+    _m("tf.shared_block", TRANSFORMER,
+       ("Satu objek blok dipakai untuk semua lapisan (bobotnya dibagi).",
+        "One block object is used for every layer (its weights are shared)."),
+       ("`nn.ModuleList([EncoderBlock(...) for _ in range(num_layers)])` membuat blok baru tiap "
+        "lapisan; `[blok] * num_layers` mengulang objek yang sama.",
+        "`nn.ModuleList([EncoderBlock(...) for _ in range(num_layers)])` builds a new block per "
+        "layer; `[block] * num_layers` repeats one object."),
+       ["shared_encoder"], VALUES | {"param_count"}),
+    _m("tf.missing_final_norm", TRANSFORMER,
+       ("LayerNorm akhir (enc_norm atau dec_norm) tidak dipakai.",
+        "A final LayerNorm (enc_norm or dec_norm) is not applied."),
+       ("memory = enc_norm(h) setelah blok encoder terakhir; logit = generator(dec_norm(g)). Pada "
+        "pre-LN, keluaran blok terakhir belum dinormalkan.",
+        "memory = enc_norm(h) after the last encoder block; logits = generator(dec_norm(g)). In "
+        "pre-LN the last block's output is not normalised yet."),
+       ["no_enc_norm", "no_dec_norm"]),
+    _m("shift.off_by_one", SHIFT,
+       ("shift_right menggeser salah: y_0 hilang.", "shift_right shifts wrong: y_0 is lost."),
+       ("Masukan decoder adalah `[bos, y_0, ..., y_{T-2}]`: buang token **terakhir** (`y[:, :-1]`).",
+        "The decoder input is `[bos, y_0, ..., y_{T-2}]`: drop the **last** token (`y[:, :-1]`)."),
+       ["shift_drops_first"]),
+    _m("shift.missing", SHIFT,
+       ("shift_right tidak menggeser: decoder melihat token yang harus ditebaknya.",
+        "shift_right does not shift: the decoder sees the token it has to predict."),
+       ("Dengan teacher forcing, posisi t menerima y_{t-1} (BOS di posisi 0) dan menebak y_t.",
+        "With teacher forcing position t gets y_{t-1} (BOS at position 0) and predicts y_t."),
+       ["no_shift"]),
+    _m("train.softmax_before_ce", TRAIN,
+       ("Softmax dipakai sebelum cross_entropy.", "A softmax is applied before cross_entropy."),
+       ("`F.cross_entropy` menerima logit mentah (ia menghitung log-softmax sendiri).",
+        "`F.cross_entropy` takes raw logits (it computes the log-softmax itself)."),
+       ["softmax_before_ce"]),
+    _m("train.missing_zero_grad", TRAIN,
+       ("optimizer.zero_grad() tidak dipanggil: gradien menumpuk dari langkah ke langkah.",
+        "optimizer.zero_grad() is not called: gradients pile up from step to step."),
+       ("Panggil `optimizer.zero_grad()` di awal setiap langkah, sebelum `backward()`.",
+        "Call `optimizer.zero_grad()` at the start of every step, before `backward()`."),
+       ["no_zero_grad"]),
+    _m("greedy.all_positions", GREEDY,
+       ("greedy_decode mengambil argmax semua posisi, bukan posisi terakhir saja.",
+        "greedy_decode takes the argmax of every position, not only of the last one."),
+       ("Setiap langkah menambahkan satu token: `logits[:, -1].argmax(-1)`.",
+        "Every step appends one token: `logits[:, -1].argmax(-1)`."),
+       ["all_positions"], VALUES | {"causality"}),
+    _m("greedy.last_token_only", GREEDY,
+       ("greedy_decode memberi decoder hanya token terakhir, bukan seluruh prefiks.",
+        "greedy_decode gives the decoder only the last token, not the whole prefix."),
+       ("`model.decode(out, memory)` dengan seluruh `out` (BOS dan token yang sudah dihasilkan).",
+        "`model.decode(out, memory)` with all of `out` (BOS and the tokens generated so far)."),
+       ["last_token_only"], VALUES | {"causality"}),
 ]
 BY_ID = {m.id: m for m in CATALOGUE}
 

@@ -17,6 +17,12 @@ Pictures (``kind``):
 - ``causality``: ``DecoderBlock``; row ``t`` changes the decoder tokens at positions >= t,
   column ``p`` is how much the output at position ``p`` changed (largest absolute change).
   Correct blocks leave every column ``p < t`` at zero.
+- ``loss_curve``: ``train_step``, from ``train.outcome``'s run (kept on the session, nothing
+  run again): ``student`` (the losses the student's step returned, for display only) and
+  ``reference`` (the reference's step from each verified state) per step, ``accuracy`` ([step,
+  exact-sequence accuracy] per evaluation, measured in the trusted process), ``wanted`` (the
+  accuracy the check asks for). The
+  task is the hidden variant: no source or target sequence is shown.
 
 Non-finite numbers (NaN, inf) are stored as ``None``.
 """
@@ -229,3 +235,20 @@ def decoder_pictures(session, sizes):
 
 def numbers_bool(mask):
     return [[bool(value) for value in row] for row in mask]
+
+
+@drawing(targets.TRAIN, after="train.present")
+def training_curve(session, sizes):
+    curve = getattr(session, "training_curve", None)
+    if not curve or not curve["reference"]:
+        raise _Skip()
+
+    def rounded(values):
+        return [None if v is None or v != v or abs(v) == float("inf") else round(float(v), DIGITS)
+                for v in values]
+    yield _picture("loss_curve", targets.TRAIN,
+                   bilingual("Pelatihan pada tugas tersembunyi: loss per langkah",
+                             "Training on the hidden task: loss per step"),
+                   student=rounded(curve["student"]), reference=rounded(curve["reference"]),
+                   accuracy=[[int(step), round(float(acc), DIGITS)] for step, acc in curve["accuracy"]],
+                   wanted=float(curve["target"]))

@@ -16,6 +16,9 @@ def deterministic_weights(module, seed, randomize_layernorm=True):
                 for param in (sub.weight, sub.bias):
                     if param is not None:
                         param.copy_(torch.rand(param.shape, generator=generator) * 2 * bound - bound)
+            elif isinstance(sub, torch.nn.Embedding):  # as the contract initialises them
+                sub.weight.copy_(torch.randn(sub.weight.shape, generator=generator)
+                                 * sub.weight.shape[1] ** -0.5)
             elif isinstance(sub, torch.nn.LayerNorm):
                 weight = 1 + 0.5 * torch.randn(sub.weight.shape, generator=generator)
                 bias = 0.5 * torch.randn(sub.bias.shape, generator=generator)

@@ -55,8 +55,8 @@ The rule a check follows:
   no such replay (state cannot make a wrong module compute the reference's numbers).
 - Its points are the registry's unless course.toml overrides them (``autograder.plan``).
 - A check module imports from ``registry``, ``context``, ``recorded``, ``verdicts``,
-  ``attention_calls`` and ``autograder.texts``, never from another check module: what more than
-  one module uses lives in those. The modules are listed, in declaration order, in
+  ``attention_calls`` (``assembly`` and ``steps`` for assignment 4) and ``autograder.texts``,
+  never from another check module: what more than one module uses lives in those. The modules are listed, in declaration order, in
   ``autograder/checks/__init__.py``.
 - It never asks the grader to compute for the worker: a student's module always runs with
   its own sub-layers. A check that grades a module apart from its sub-layers *records* them

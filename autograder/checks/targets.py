@@ -295,3 +295,50 @@ declare(Target(
             b=st.integers(1, 4), tdec=lengths(st), tsrc=lengths(st), heads=st.integers(1, 5),
             dk=st.integers(1, 5), d_ff=st.integers(1, 24))),
         examples=2)))
+
+# -- assignment 4: the whole Transformer ---------------------------------------------------
+SHIFT, TRANSFORMER, TRAIN, GREEDY = "shift_right", "Transformer", "train_step", "greedy_decode"
+SRC_VOCAB, TGT_VOCAB, LAYERS, MAX_LEN = 10, 11, 2, 32  # the notebook's task and depth
+
+
+def transformer_arguments(sizes, src_vocab=SRC_VOCAB, tgt_vocab=TGT_VOCAB, num_layers=LAYERS,
+                          max_len=MAX_LEN):
+    """Transformer(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, max_len)."""
+    return (src_vocab, tgt_vocab, sizes.d_model, sizes.num_heads, sizes.d_ff, num_layers, max_len)
+
+
+def transformer_parameters(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, max_len=None,
+                           prenorm=True):
+    """Embeddings, num_layers distinct encoder and decoder blocks, two final norms, the generator."""
+    shapes = {"src_embed.weight": (src_vocab, d_model), "tgt_embed.weight": (tgt_vocab, d_model)}
+    for i in range(num_layers):
+        shapes.update({f"encoder.{i}.{p}": s for p, s in encoder_parameters(d_model, num_heads, d_ff).items()})
+    for i in range(num_layers):
+        shapes.update({f"decoder.{i}.{p}": s for p, s in decoder_parameters(d_model, num_heads, d_ff).items()})
+    return {**shapes, **layernorm_parameters(d_model, "enc_norm", "dec_norm"),
+            **linear_shapes(d_model, tgt_vocab, "generator")}
+
+
+declare(Target(
+    SHIFT, FUNCTION, "transformer", "shift", "solutions.transformer.shift_right",
+    Signature("shift_right(y, bos)", positional=2)))
+
+declare(Target(
+    TRANSFORMER, MODULE, "transformer", "tf", "solutions.transformer.Transformer",
+    Signature("Transformer(src_vocab, tgt_vocab, d_model, num_heads, d_ff, num_layers, max_len, "
+              "prenorm=True); forward(src, tgt)", positional=7, keywords=("prenorm",),
+              forward_positional=2, defaults=("prenorm",)),
+    arguments=transformer_arguments,
+    submodules=_frozen({"src_embed": "Embedding", "tgt_embed": "Embedding", "encoder": "ModuleList",
+                        "decoder": "ModuleList", "enc_norm": "LayerNorm", "dec_norm": "LayerNorm",
+                        "generator": "Linear"}),
+    parameters=transformer_parameters, parts=(ENC, DEC),
+    sublayers=tuple(f"{side}.{i}" for side in ("encoder", "decoder") for i in range(LAYERS))))
+
+declare(Target(
+    TRAIN, FUNCTION, "transformer", "train", "solutions.transformer.train_step",
+    Signature("train_step(model, optimizer, src, tgt_in, tgt_out)", positional=5)))
+
+declare(Target(
+    GREEDY, FUNCTION, "transformer", "greedy", "solutions.transformer.greedy_decode",
+    Signature("greedy_decode(model, src, bos, max_len)", positional=4)))

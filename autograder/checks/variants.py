@@ -484,3 +484,6 @@ class DecoderBlock(_Block):
         c = kit.chapter
         obj, ref, _ = kit.module(DEC, c.d_model, c.num_heads, c.d_ff)
         return [(obj, [kit.randn(batch, 6, c.d_model), kit.randn(batch, 5, c.d_model)], {}, ref)]
+
+
+from autograder.checks import transformer_variants  # noqa: E402,F401  (assignment 4's models)

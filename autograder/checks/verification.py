@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 
 from autograder.sandbox.process import StudentError, WorkerFailure
-from autograder.sandbox.session import RemoteObject, Session, SubModule
+from autograder.sandbox.session import Method, RemoteObject, Session, SubModule
 from autograder.sandbox.wire import RemoteTensor
 from autograder.texts import bilingual
 
@@ -106,7 +106,7 @@ def unverified(session, recorded_by_check):
 
 
 def _owner(target):
-    if isinstance(target, SubModule):
+    if isinstance(target, (SubModule, Method)):
         return target.owner
     return target if isinstance(target, RemoteObject) else None
 

@@ -35,6 +35,8 @@ WORDS = {
         "mistake": "Kesalahan", "target": "Bagian", "who": "Mahasiswa",
         "no_mistakes": "Tidak ada kesalahan yang dikenali.", "table": "Per mahasiswa",
         "status": "Status", "failed": "Pemeriksaan gagal", "problems": "Masalah memuat",
+        "training": "Hasil pelatihan (tugas tersembunyi)", "reached_at": "Target tercapai pada langkah",
+        "last_accuracy": "Akurasi terakhir", "not_reached": "tidak tercapai",
         "time": "Waktu (s)", "feedback": "umpan balik", "timing": "Waktu dan sandbox",
         "sandbox": "Mode sandbox", "total": "Total waktu batch", "per_student": "Waktu per mahasiswa",
         "jobs": "Pekerjaan paralel", "graded": "Dinilai di batch ini", "resumed": "Dipakai ulang",
@@ -60,6 +62,8 @@ WORDS = {
         "mistake": "Mistake", "target": "Part", "who": "Students",
         "no_mistakes": "No mistake was diagnosed.", "table": "Per student",
         "status": "Status", "failed": "Failed checks", "problems": "Loading problems",
+        "training": "Training outcomes (the hidden task)", "reached_at": "Target reached at step",
+        "last_accuracy": "Last accuracy", "not_reached": "not reached",
         "time": "Time (s)", "feedback": "feedback", "timing": "Time and sandbox",
         "sandbox": "Sandbox mode", "total": "Batch time", "per_student": "Time per student",
         "jobs": "Parallel jobs", "graded": "Graded in this batch", "resumed": "Reused",
@@ -139,7 +143,38 @@ def numbers(batch, similar=None, similarity_error=None):
                  "resumed": batch.resumed},
         "similarity": (similar.to_json() if similar is not None
                        else {"error": similarity_error} if similarity_error else None),
+        **({"training": training} if (training := _training(results)) else {}),
     }
+
+
+def _training(results):
+    """Per student whose training was run (assignment 4's loss_curve picture): the step at which
+    the accuracy the check asks for was reached (None: not reached), the last accuracy."""
+    rows = []
+    for r in results:
+        for picture in r.pictures:
+            if picture.kind == "loss_curve":
+                accuracy = picture.data.get("accuracy") or []
+                wanted = picture.data.get("wanted", 1.0)
+                rows.append({"student": clean(r.student), "folder": student_folder(r.student),
+                             "reached_at": next((step for step, a in accuracy if a >= wanted), None),
+                             "accuracy": accuracy[-1][1] if accuracy else None,
+                             "steps": len(picture.data.get("reference") or [])})
+    return rows
+
+
+def _training_html(data, words):
+    if not data.get("training"):
+        return []
+    out = [f"<h2>{escape(words['training'])}</h2>",
+           f"<table id=\"training\"><tr><th>{escape(words['students'])}</th>"
+           f"<th>{escape(words['reached_at'])}</th><th>{escape(words['last_accuracy'])}</th></tr>"]
+    for row in data["training"]:
+        reached = fmt(row["reached_at"]) if row["reached_at"] is not None else words["not_reached"]
+        accuracy = f"{row['accuracy']:.0%}" if row["accuracy"] is not None else words["none"]
+        out.append(f"<tr><td>{_link(row)}</td><td class=\"num\">{escape(reached)}</td>"
+                   f"<td class=\"num\">{escape(accuracy)}</td></tr>")
+    return out + ["</table>"]
 
 
 def histogram(scores, max_score, bins=10):
@@ -237,6 +272,7 @@ def html_report(batch, data, similar=None, lang=None):
             f'<figure class="chart" id="pass-rate">{pass_rate_svg(data["checks"], words)}</figure>']
     out += _mistakes(data, words, lang)
     out += _localized(data, words, lang)
+    out += _training_html(data, words)
     out += _students(data, words)
     out += _timing(batch, data, words)
     out += _similarity(data, similar, words)

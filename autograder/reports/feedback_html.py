@@ -378,5 +378,22 @@ def draw_causality(data, lang, label):
     return svg.document(svg.grid([panels]), label), notes
 
 
+def draw_loss_curve(data, lang, label):
+    you, correct = ("Anda", "acuan") if lang == "id" else ("yours", "reference")
+    chart = svg.line_chart([(you, data["student"], svg.RED), (correct, data["reference"], svg.BLUE)],
+                           title="loss", x_label="langkah" if lang == "id" else "step")
+    reached = [step for step, acc in data["accuracy"] if acc >= data["wanted"]]
+    shown = ", ".join(f"{step}: {acc:.0%}" for step, acc in data["accuracy"])
+    if lang == "id":
+        notes = [f"Akurasi urutan-tepat per evaluasi (diukur penilai): {shown}.",
+                 f"Target {data['wanted']:.0%} tercapai pada langkah {reached[0]}." if reached
+                 else f"Target {data['wanted']:.0%} tidak tercapai."]
+    else:
+        notes = [f"Exact-sequence accuracy per evaluation (measured by the grader): {shown}.",
+                 f"The {data['wanted']:.0%} target was reached at step {reached[0]}." if reached
+                 else f"The {data['wanted']:.0%} target was not reached."]
+    return svg.document(chart, label), notes
+
+
 DRAW = {"attention_weights": draw_attention, "positional_encoding": draw_positional_encoding,
-        "causality": draw_causality}
+        "causality": draw_causality, "loss_curve": draw_loss_curve}

@@ -208,3 +208,33 @@ def nice_step(top, ticks=5):
     raw = max(1.0, top / ticks)
     power = 10 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+# -- line chart ----------------------------------------------------------------------------------
+BLUE = "#0969da"
+
+
+def line_chart(series, *, width=320, height=150, title="", x_label="", y_label=""):
+    """Curves over their index (1, 2, ...): ``series`` is [(name, values, colour)], None values
+    skipped; the y axis from 0 to the largest value, a legend under the plot."""
+    values = [v for _, vs, _ in series for v in vs if finite(v)]
+    top = max(values, default=1.0) or 1.0
+    count = max((len(vs) for _, vs, _ in series), default=1)
+    left, plot_top, plot_w, plot_h = 34, 16 if title else 4, width - 44, height - 40
+    body = [text(left + plot_w / 2, 10, title, size=10, bold=True)] if title else []
+    body.append(rect(left, plot_top, plot_w, plot_h, "none", stroke=GRID))
+    for fraction in (0.0, 0.5, 1.0):
+        y = plot_top + plot_h * (1 - fraction)
+        body.append(text(left - 3, y + 3, f"{top * fraction:.2g}", size=8, anchor="end", fill=MUTED))
+    body.append(text(left, plot_top + plot_h + 11, "1", size=8, fill=MUTED))
+    body.append(text(left + plot_w, plot_top + plot_h + 11, str(count), size=8, fill=MUTED))
+    body.append(text(left + plot_w / 2, plot_top + plot_h + 12, x_label, size=8, fill=MUTED))
+    for index, (name, vs, stroke) in enumerate(series):
+        points = [f"{num(left + plot_w * i / max(count - 1, 1))},{num(plot_top + plot_h * (1 - v / top))}"
+                  for i, v in enumerate(vs) if finite(v)]
+        if points:
+            body.append(f'<polyline fill="none" stroke="{stroke}" stroke-width="1.5" points="{" ".join(points)}"/>')
+        x = left + index * 110
+        body.append(line(x, height - 6, x + 14, height - 6, stroke=stroke, width=2))
+        body.append(text(x + 18, height - 3, name, size=9, anchor="start"))
+    return Block(width, height, "".join(body))

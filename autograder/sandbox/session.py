@@ -65,11 +65,23 @@ class RemoteObject:
         """One of its sub-modules, by attribute path, as a target for ``call`` / ``grad``."""
         return SubModule(self, path)
 
+    def method(self, name):
+        """One of the contract's methods (``encode``, ``decode``), as a target for ``call``."""
+        return Method(self, name)
+
 
 @dataclass(frozen=True)
 class SubModule:
     owner: RemoteObject
     path: str
+
+
+@dataclass(frozen=True)
+class Method:
+    """One of the contract's methods of a student object (``encode``, ``decode``), as a target."""
+
+    owner: RemoteObject
+    name: str
 
 
 class Session:
@@ -274,14 +286,60 @@ class Session:
 
     @staticmethod
     def _target(target):
-        owner = target.owner if isinstance(target, SubModule) else target
+        owner = target.owner if isinstance(target, (SubModule, Method)) else target
         if isinstance(owner, RemoteObject) and owner.failure is not None:
             raise owner.failure  # its building raised: so does every use of it
         if isinstance(target, RemoteObject):
             return {"obj": target.id}
         if isinstance(target, SubModule):
             return {"obj": target.owner.id, "path": target.path}
+        if isinstance(target, Method):
+            return {"obj": target.owner.id, "method": target.name}
         return {"func": str(target)}
+
+    # -- the grader's own models and training (assignment 4) ------------------------------------
+    def define(self, source):
+        """Run the grader's ``source`` in the worker's namespace of given classes (``new_given``
+        builds from it). Sent again after a restart: call it before each use."""
+        self._request({"op": "define", "source": source})
+
+    def new_given(self, name, args, values=None):
+        """A model of the grader's given classes, with ``values`` copied in; its RemoteObject."""
+        obj, message = self._new_message(name, args, {}, None, None, 1, values)
+        message["given"] = True
+        info = self._request(message)
+        obj._describe(info)
+        missing, mismatched = _set_answer(info) if values is not None else ([], [])
+        if missing or mismatched:
+            raise WorkerFailure("bad_reply", "the given model did not take its weights")
+        return obj
+
+    def optimizer(self, model, lr):
+        """Adam(lr) over ``model``'s parameters, in the worker: its RemoteObject."""
+        obj = RemoteObject(f"o{next(self._ids)}", "Adam", self)
+        self._request({"op": "optimizer", "id": obj.id, "model": self._target(model)["obj"], "lr": lr})
+        obj._described = ({}, {}, {})
+        return obj
+
+    def state(self, model, optimizer=None):
+        """{"params": {path: tensor}, "adam": {path: {exp_avg, exp_avg_sq, step}}}."""
+        reply = self._request({"op": "state", "model": self._target(model)["obj"],
+                               "optimizer": optimizer.id if optimizer is not None else None})
+        return _state_answer(_decoded(reply, "state"))
+
+    def train(self, function, model, optimizer, batches, timeout=None):
+        """``function(model, optimizer, *batch)`` for each batch (src, tgt_in, tgt_out), gradients
+        on: (the losses it returned, float or None each, the state after each step)."""
+        reply = self._request({"op": "train", "func": str(function), "model": self._target(model)["obj"],
+                               "optimizer": optimizer.id, "batches": wire.encode_value(list(batches))},
+                              timeout)
+        losses, states = _decoded(reply, "losses"), _decoded(reply, "states")
+        if not isinstance(losses, list) or not isinstance(states, list) or len(losses) != len(batches) \
+                or len(states) != len(batches):
+            raise WorkerFailure("bad_reply", "malformed answer to train")
+        losses = [float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+                  for x in losses]
+        return losses, [_state_answer(s) for s in states]
 
     def call(self, target, *args, **kwargs):
         """Run a student function or module; returns its result."""
@@ -333,9 +391,14 @@ class Session:
 
     @classmethod
     def _call_message(cls, target, args, kwargs, record, return_inputs, seed=None):
+        args = list(args)
+        objects = {str(i): cls._target(a)["obj"] for i, a in enumerate(args) if isinstance(a, RemoteObject)}
+        args = [None if isinstance(a, RemoteObject) else a for a in args]
         message = {"op": "call", "target": cls._target(target),
-                   "args": wire.encode_value(list(args)), "kwargs": wire.encode_value(kwargs),
+                   "args": wire.encode_value(args), "kwargs": wire.encode_value(kwargs),
                    "return_inputs": return_inputs}
+        if objects:
+            message["objects"] = objects  # the worker puts its objects in these places
         if record is not None:
             message["record"] = record
         if seed is not None:
@@ -503,6 +566,29 @@ def batch_answer(reply, count):
         else:
             raise WorkerFailure("bad_reply", "malformed answer to a batch")
     return answers
+
+
+def _decoded(reply, key):
+    try:
+        return wire.decode_value(reply[key])
+    except (KeyError, TypeError, wire.WireError) as error:
+        raise WorkerFailure("bad_reply", str(error)) from None
+
+
+def _state_answer(state):
+    """A state as ``Session.state`` returns it, checked for its form."""
+    try:
+        params, adam = state["params"], state["adam"]
+        ok = (isinstance(params, dict) and isinstance(adam, dict)
+              and all(isinstance(t, torch.Tensor) for t in params.values())
+              and all(isinstance(m, dict) and all(isinstance(t, torch.Tensor) for t in m.values())
+                      for m in adam.values()))
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise WorkerFailure("bad_reply", "malformed model state")
+    return {"params": {str(k): v for k, v in params.items()},
+            "adam": {str(k): {str(n): t for n, t in m.items()} for k, m in adam.items()}}
 
 
 def _pairs(value):

@@ -120,6 +120,7 @@ MAX_RECORDED = 8  # sub-layers and functions one request may ask to record
 MAX_SNAPSHOT_DEPTH = 4
 MAX_CALLS = 32  # calls one request may hold
 MAX_BATCH = 16  # requests one batch may hold (the grader defers at most 8 new ones)
+METHODS = ("encode", "decode")  # the contract's methods a request may call on an object
 
 
 def _snapshot(value, depth=MAX_SNAPSHOT_DEPTH):
@@ -240,6 +241,9 @@ class _Recorder:
     inputs in place does not change the block's tensors either."""
 
     def __init__(self, worker, root, spec):
+        owner = getattr(root, "__self__", None)  # a method of the contract's (encode, decode)
+        if isinstance(owner, torch.nn.Module) and not isinstance(root, torch.nn.Module):
+            root = owner
         self.worker, self.root = worker, root
         self.modules = [str(p) for p in list(spec.get("modules") or [])[:MAX_RECORDED]]
         self.functions = [str(f) for f in list(spec.get("functions") or [])[:MAX_RECORDED]]
@@ -390,6 +394,7 @@ class Worker:
         self.channel = channel
         self.chunks = []
         self.namespace = {}
+        self.given = {}  # the grader's own classes (op_define): models that are not the student's
         self.objects = {}
 
     # -- loading -------------------------------------------------------------
@@ -444,8 +449,17 @@ class Worker:
         return {"kind": kind, "is_module": is_module, "parameters": parameters, "forward": forward}
 
     # -- objects -------------------------------------------------------------
+    def op_define(self, request):
+        """The grader's own source (a reference model, a scripted one), run in a namespace of
+        its own: ``new`` with ``given`` builds from it, so the student's function can be called
+        on a model that is not the student's."""
+        namespace = {"__name__": "given", "__builtins__": __builtins__}
+        exec(compile(str(request["source"]), "<given>", "exec"), namespace)
+        self.given = namespace
+        return {}
+
     def op_new(self, request):
-        cls = self.namespace[request["name"]]
+        cls = (self.given if request.get("given") else self.namespace)[request["name"]]
         args = wire.decode_value(request.get("args", []), meta=True)
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         repeat = request.get("repeat", 1)
@@ -497,15 +511,25 @@ class Worker:
         return {"missing": missing, "mismatched": mismatched}
 
     def _target(self, target):
-        """The object (or one of its sub-modules, by path) or the function a request runs."""
+        """The object (or one of its sub-modules, by path, or one of the contract's methods)
+        or the function a request runs."""
         if "obj" in target:
             obj = self.objects[target["obj"]]
             if target.get("path"):
                 obj = _submodule(obj, target["path"])
                 if obj is None:
                     raise AttributeError(f"no sub-module {str(target['path'])[:80]!r}")
+            if target.get("method") in METHODS:
+                return getattr(obj, target["method"])
             return obj
         return self.namespace[target["func"]]
+
+    def _with_objects(self, request, args):
+        """The arguments with the objects the request names put in their places
+        (``objects``: {position: object id}), e.g. greedy_decode(model, ...)."""
+        for position, oid in dict(request.get("objects") or {}).items():
+            args[int(position)] = self.objects[str(oid)]
+        return args
 
     def _run(self, request, fn, args, kwargs):
         """fn(*args, **kwargs), recording what the request asks for; (result, report or None)."""
@@ -518,7 +542,7 @@ class Worker:
 
     def op_call(self, request):
         fn = self._target(request["target"])
-        args = wire.decode_value(request.get("args", []), meta=True)
+        args = self._with_objects(request, wire.decode_value(request.get("args", []), meta=True))
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         if isinstance(request.get("seed"), int):  # a recorded call, made again with its own seed
             torch.manual_seed(request["seed"])
@@ -589,11 +613,76 @@ class Worker:
             reply["records"] = records
         return reply
 
+    # -- training: the student's train_step on a model and the grader's optimizer -------------
+    def op_optimizer(self, request):
+        """torch.optim.Adam(lr) over the parameters of object ``model`` (read from nn.Module's
+        own dictionaries), stored as object ``id``."""
+        _light_dynamo()
+        _, params, _ = _module_tree(self.objects[request["model"]])
+        model = self.objects[request["model"]]
+        tensors = [_resolve(model, path) for path, _ in params]
+        self.objects[request["id"]] = torch.optim.Adam(tensors, lr=float(request["lr"]))
+        return {}
+
+    def _state(self, model, optimizer):
+        """{path: parameter} and, per path, Adam's exp_avg, exp_avg_sq and step (copies)."""
+        _, params, _ = _module_tree(model)
+        values, moments = {}, {}
+        state = optimizer.state if optimizer is not None else {}
+        for path, _ in params:
+            tensor = _resolve(model, path)
+            values[path] = torch.Tensor.clone(torch.Tensor.detach(tensor))
+            kept = state.get(tensor) if isinstance(state, dict) else None
+            if isinstance(kept, dict):
+                moments[path] = {k: torch.Tensor.clone(torch.Tensor.detach(torch.as_tensor(kept[k])))
+                                 for k in ("exp_avg", "exp_avg_sq", "step") if k in kept}
+        return {"params": values, "adam": moments}
+
+    def op_state(self, request):
+        optimizer = self.objects.get(request.get("optimizer"))
+        return {"state": wire.encode_value(self._state(self.objects[request["model"]], optimizer))}
+
+    def op_train(self, request):
+        """``train_step(model, optimizer, src, tgt_in, tgt_out)`` once per batch, with gradients
+        on; after each step the loss it returned and the state (``op_state``)."""
+        fn = self.namespace[request["func"]]
+        model, optimizer = self.objects[request["model"]], self.objects[request["optimizer"]]
+        batches = wire.decode_value(request["batches"])
+        losses, states = [], []
+        for src, tgt_in, tgt_out in batches:
+            with torch.enable_grad():
+                loss = fn(model, optimizer, src, tgt_in, tgt_out)
+            losses.append(loss if isinstance(loss, (int, float)) and not isinstance(loss, bool)
+                          else float(loss) if isinstance(loss, torch.Tensor) and loss.numel() == 1 else None)
+            if request.get("states", True):
+                states.append(self._state(model, optimizer))
+        return {"losses": wire.encode_value(losses), "states": wire.encode_value(states)}
+
     def op_ping(self, request):
         return {"pong": True}
 
 
+def _light_dynamo():
+    """An optimizer's step imports ``torch._dynamo`` (a second or more of CPU in every worker)
+    only to disable tracing and to break graphs, which nothing here does: as the zygote's meta
+    warm-up does, a stand-in takes its place unless the real one is imported already."""
+    if not _SERVING or "torch._dynamo" in sys.modules or "_dynamo" in vars(torch):
+        return  # not in a sandboxed worker (sandbox/inprocess.py: the caller's own process)
+    import types
+
+    stand_in = types.ModuleType("torch._dynamo")
+    stand_in.disable = lambda fn, recursive=True, wrapping=True: fn
+    stand_in.is_compiling = lambda: False
+    stand_in.graph_break = lambda: None
+    sys.modules["torch._dynamo"] = torch._dynamo = stand_in
+
+
+_SERVING = False  # this process is a worker answering on its pipes (serve)
+
+
 def serve(read_fd, write_fd):
+    global _SERVING
+    _SERVING = True
     torch.set_num_threads(1)  # a forked child must not reuse the parent's thread pool
     channel = Channel(read_fd, write_fd)
     worker = Worker(channel)

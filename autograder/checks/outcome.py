@@ -1,0 +1,135 @@
+"""``train.outcome``: the student's model, trained by the student's ``train_step`` on a task it
+has not seen, reaches the contract's accuracy, and nothing about it can be faked.
+
+- The task is a hidden variant of the notebook's (``VARIANT``): the target is the source with
+  its positions permuted (not reversed) and its token ids relabelled, at a length of its own.
+- The student's ``Transformer`` starts from the reference's seeded parameters (copied in by
+  name; the layout must be the contract's) and the grader's Adam (lr 3e-3), in the worker.
+- The grader sends the batches, ``EVERY`` steps per request, and the worker returns the state
+  (parameters and Adam's moments) after every step. Here, each reported state must be one
+  honest step from the state before it: the reference's ``train_step`` from that state on the
+  same batch (``steps.reference_step``). Weights loaded or planted, extra steps, batches read
+  ahead, an optimizer changed: the first such step fails the check, naming it.
+- After every ``EVERY`` steps the reference model, holding the reported (verified) parameters,
+  decodes ``EVAL`` held-out pairs greedily here; the check passes at the first evaluation with
+  at least ``TARGET`` exact-sequence accuracy within ``MAX_STEPS`` steps and ``BUDGET_SECONDS``
+  seconds of the worker's time (one CPU core; this request's time-out, not the course's
+  ``request_timeout``). The loss values the worker reports are only shown (with the
+  reference's) in the message of a run that fails.
+"""
+
+import time
+import zlib
+
+import torch
+
+import solutions
+from autograder.checks.registry import check, fail
+from autograder.checks.steps import Stepper, compare_states, initial_state, sequence_accuracy, toy_batch
+from autograder.checks.targets import TRAIN, TRANSFORMER
+from autograder.sandbox.process import WorkerFailure
+from autograder.texts import bilingual
+
+NOTEBOOK = (10, 11, 32, 4, 64, 2, 32)  # the notebook's Transformer
+LR, BATCH, EVAL, TARGET = 3e-3, 64, 500, 0.95
+EVERY, MAX_STEPS, BUDGET_SECONDS = 25, 400, 60
+VARIANT = zlib.crc32(b"train.outcome/variant-1")  # the hidden seed: length, permutations, batches
+
+
+def variant():
+    """(length, relabel, order, seed) of the hidden task."""
+    generator = torch.Generator().manual_seed(VARIANT)
+    length = 5 + int(torch.randint(0, 4, (1,), generator=generator))
+    relabel = torch.randperm(10, generator=generator)
+    order = torch.randperm(length, generator=generator)
+    return length, relabel, order, VARIANT % 10_000
+
+
+def curve(values, width=24):
+    """A loss curve as one line of text: first value, bars, last value."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    step = max(1, len(values) // width)
+    picked = values[::step]
+    low, high = min(picked), max(picked)
+    bars = "▁▂▃▄▅▆▇█"
+    line = "".join(bars[int((v - low) / (high - low + 1e-12) * (len(bars) - 1))] for v in picked)
+    return f"{values[0]:.3g} {line} {values[-1]:.3g}"
+
+
+def curves(mine, reference):
+    return bilingual(f" Kurva loss Anda: {curve(mine)}; acuan: {curve(reference)}.",
+                     f" Your loss curve: {curve(mine)}; the reference's: {curve(reference)}.")
+
+
+BUDGET = bilingual(f"Anggaran: {MAX_STEPS} langkah, {BUDGET_SECONDS} detik CPU (satu inti) di sandbox.",
+                   f"Budget: {MAX_STEPS} steps, {BUDGET_SECONDS} s of CPU (one core) in the sandbox.")
+
+
+@check("train.outcome", assignment="transformer", target=TRAIN, category="numeric_vs_reference", points=5,
+       needs=("train.loss", "train.update", "tf.integration"),
+       title=bilingual("Model Anda belajar tugas tersembunyi (≥ 95% urutan tepat)",
+                       "Your model learns a hidden task (≥ 95% exact sequences)"),
+       hint=bilingual("Penilai melatih Transformer Anda dengan train_step Anda pada varian tugas yang "
+                      "tidak Anda lihat; setiap langkah harus satu langkah jujur (tanpa bobot yang dimuat, "
+                      "langkah tambahan, atau optimizer yang diubah). " + BUDGET.id,
+                      "The grader trains your Transformer with your train_step on a variant of the task "
+                      "you have not seen; every step must be one honest step (no weights loaded, extra "
+                      "steps or optimizer changed). " + BUDGET.en))
+def train_outcome(ctx):
+    stepper = Stepper(NOTEBOOK, LR)  # before the first request: a warm-up builds it (and imports Adam's needs)
+    length, relabel, order, seed = variant()
+    torch.manual_seed(seed)
+    start = initial_state(solutions.Transformer(*NOTEBOOK))  # the paper's initialisation
+    obj, missing, mismatched = ctx.session.new_with_params(TRANSFORMER, NOTEBOOK, {}, start["params"])
+    ctx._expect_weights_fit(obj, missing, mismatched)
+    optimizer = ctx.session.optimizer(obj, LR)
+    evaluation = toy_batch(EVAL, length, torch.Generator().manual_seed(seed + 1), relabel, order)
+    batches = torch.Generator().manual_seed(seed + 2)
+    state, mine, reference, used, accuracy = start, [], [], 0.0, 0.0
+    evaluations = []
+    # what the feedback draws (checks.pictures: training_curve): the losses and the accuracies
+    ctx.session.training_curve = {"student": mine, "reference": reference, "accuracy": evaluations,
+                                  "target": TARGET, "every": EVERY}
+    for done in range(0, MAX_STEPS, EVERY):
+        chunk = [toy_batch(BATCH, length, batches, relabel, order) for _ in range(EVERY)]
+        began = time.monotonic()
+        try:
+            losses, states = ctx.session.train(TRAIN, obj, optimizer, chunk,
+                                               timeout=max(1.0, BUDGET_SECONDS - used))
+        except WorkerFailure as failure:
+            if failure.kind != "timeout":
+                raise
+            fail(bilingual(f"Pelatihan melewati anggaran waktu setelah {done} langkah. " + BUDGET.id
+                           + curves(mine, reference).id,
+                           f"Training ran past its time budget after {done} steps. " + BUDGET.en
+                           + curves(mine, reference).en))
+        used += time.monotonic() - began
+        for index, (batch, loss, after) in enumerate(zip(chunk, losses, states)):
+            try:
+                expected_loss, expected = stepper.step(state, batch)
+            except KeyError as missing_path:
+                fail(bilingual(f"Keadaan model tidak berbentuk seperti kontrak (parameter {missing_path}).",
+                               f"The model's state does not have the contract's layout (parameter {missing_path})."))
+            problem = compare_states(after, expected, LR)
+            mine.append(loss)
+            reference.append(expected_loss)
+            if problem is not None:
+                step = done + index + 1
+                fail(bilingual(f"Langkah pelatihan ke-{step} (model dan train_step Anda) bukan langkah acuan "
+                               f"dari keadaan yang sama ({problem.id}). Setiap langkah diperiksa; langkah lain "
+                               "(dropout, bobot yang diubah, langkah tambahan) tidak dapat dinilai."
+                               + curves(mine, reference).id,
+                               f"Training step {step} (your model and train_step) is not the reference's step "
+                               f"from the same state ({problem.en}). Every step is verified; another step "
+                               "(dropout, weights changed, extra steps) cannot be scored." + curves(mine, reference).en))
+            state = after
+        accuracy = sequence_accuracy(stepper, state["params"], evaluation[0], evaluation[2])
+        evaluations.append([done + EVERY, accuracy])
+        if accuracy >= TARGET:
+            return
+    fail(bilingual(f"Setelah {MAX_STEPS} langkah akurasi urutan-tepat baru {accuracy:.0%} (target "
+                   f"{TARGET:.0%})." + curves(mine, reference).id,
+                   f"After {MAX_STEPS} steps the exact-sequence accuracy is {accuracy:.0%} (target "
+                   f"{TARGET:.0%})." + curves(mine, reference).en))

@@ -1,0 +1,237 @@
+"""Checks of assignment 4's procedures: ``train_step`` and ``greedy_decode``.
+
+Both are called on models the grader gives (``assembly``: the reference Transformer with the
+shared reference weights, and scripted models), built in the worker from the grader's own
+source, so that a bug in the student's Transformer costs nothing here:
+
+- ``train.loss`` and ``train.update``: the student's step on the given model and the grader's
+  Adam, against the reference step from the same state (loss, parameters, Adam's moments);
+  two steps in a row, so gradients that accumulate (no ``zero_grad``) show;
+- ``greedy.values``: the reference's decoding with the weights copied in, and a scripted causal
+  model whose next token reads the whole prefix; ``greedy.last_position``: a scripted model that
+  is not causal, where only the argmax of the last position gives the reference's sequence;
+- ``train.outcome`` (``outcome.py``): the student's model trained by the student's step on a
+  task the student has not seen, every step verified here, scored here.
+"""
+
+import torch
+
+from autograder.checks import assembly
+from autograder.checks.assembly import BOS, DECODED, tokens
+from autograder.checks.registry import check, fail
+from autograder.checks.steps import (compare_states, initial_state, loss_variants, reference_step,
+                                      state_movement, toy_batch)
+from autograder.checks.targets import GREEDY, TRAIN, transformer_arguments
+from autograder.checks.verdicts import HINT_GATE, computes, expect_present, fair_share
+from autograder.texts import bilingual
+
+LR = 3e-3
+HINT_TRAIN = bilingual(
+    "`model.train()`, `optimizer.zero_grad()`, `logits = model(src, tgt_in)`, "
+    "`loss = F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1))` pada logit mentah, "
+    "`loss.backward()`, `optimizer.step()`, kembalikan `loss.item()`.",
+    "`model.train()`, `optimizer.zero_grad()`, `logits = model(src, tgt_in)`, "
+    "`loss = F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1))` on raw logits, "
+    "`loss.backward()`, `optimizer.step()`, return `loss.item()`.")
+HINT_GREEDY = bilingual(
+    "Mode eval, tanpa gradien; `memory = model.encode(src)` sekali; mulai dari kolom BOS; ulangi max_len "
+    "kali: `logits = model.decode(out, memory)`, ambil argmax posisi **terakhir** (`logits[:, -1]`), "
+    "sambungkan ke `out`; kembalikan `out[:, 1:]`.",
+    "Eval mode, no gradients; `memory = model.encode(src)` once; start from a BOS column; max_len times: "
+    "`logits = model.decode(out, memory)`, take the argmax of the **last** position (`logits[:, -1]`), "
+    "append it to `out`; return `out[:, 1:]`.")
+
+
+def given_transformer(ctx, args):
+    """The reference Transformer in the worker, with the shared reference weights: (remote, here)."""
+    ref, values = assembly.reference_model(ctx, args)
+    ctx.session.define(assembly.given_source())
+    return ctx.session.new_given("Transformer", args, values), ref
+
+
+def given_scripted(ctx, causal, vocab=11):
+    ctx.session.define(assembly.given_source())
+    name = "ScriptedPrefix" if causal else "ScriptedWhole"
+    remote = ctx.session.new_given(name, (vocab,))
+    here = assembly.scripted_classes()[0 if causal else 1](vocab)
+    return remote, here
+
+
+def chapter_args(ctx):
+    return transformer_arguments(ctx.chapter)
+
+
+def step_batches(ctx, count, length=6):
+    generator = torch.Generator().manual_seed(assembly.seed_of(ctx.check.id, length))
+    return [toy_batch(16, length, generator) for _ in range(count)]
+
+
+def train_run(ctx, steps):
+    """The student's train_step on the given model, ``steps`` times: (args, start, batches,
+    losses, states)."""
+    args = chapter_args(ctx)
+    model, ref = given_transformer(ctx, args)
+    optimizer = ctx.session.optimizer(model, LR)
+    batches = step_batches(ctx, steps)
+    losses, states = ctx.session.train(TRAIN, model, optimizer, batches)
+    return args, initial_state(ref), batches, losses, states
+
+
+# -- train_step ---------------------------------------------------------------------------------------
+@check("train.present", assignment="transformer", target=TRAIN, category="api", points=1,
+       title=bilingual("Fungsi train_step(model, optimizer, src, tgt_in, tgt_out) tersedia",
+                       "Function train_step(model, optimizer, src, tgt_in, tgt_out) exists"), hint=HINT_TRAIN)
+def train_present(ctx):
+    expect_present(ctx, TRAIN)
+
+
+@check("train.sensitivity", assignment="transformer", target=TRAIN, category="sensitivity", points=0,
+       needs=("train.present",), title=bilingual("Satu langkah mengubah parameter model",
+                                                 "One step changes the model's parameters"), hint=HINT_GATE)
+def train_sensitivity(ctx):
+    def run():
+        args, start, batches, losses, states = train_run(ctx, 1)
+        _, expected = reference_step(args, start, batches[0], LR)
+        if not fair_share(state_movement(start, states[0]), state_movement(start, expected)):
+            fail(bilingual("Parameter model (hampir) tidak berubah setelah train_step: langkah optimizer "
+                           "tidak dijalankan atau gradiennya tidak sampai.",
+                           "The model's parameters (almost) do not change after train_step: the optimizer "
+                           "does not step, or no gradient reaches them."))
+    computes(ctx, run)
+
+
+@check("train.loss", assignment="transformer", target=TRAIN, category="numeric_vs_reference", points=2,
+       needs=("train.sensitivity",), title=bilingual("Loss teacher forcing: cross-entropy pada logit",
+                                                    "Teacher-forced loss: cross-entropy on logits"),
+       hint=HINT_TRAIN)
+def train_loss(ctx):
+    args, start, batches, losses, states = train_run(ctx, 1)
+    loss, expected = reference_step(args, start, batches[0], LR)
+    got = losses[0]
+    if got is None:
+        fail(bilingual("train_step tidak mengembalikan loss sebagai bilangan (float).",
+                       "train_step does not return the loss as a number (a float)."))
+    if abs(got - loss) <= 1e-4 * abs(loss) + 1e-5:
+        return
+    for said, value in loss_variants(args, start, batches[0]).items():
+        if abs(got - value) <= 1e-4 * abs(value) + 1e-5:
+            fail(said)
+    fail(bilingual(f"Loss yang dikembalikan {got:.5g}, seharusnya {loss:.5g} (cross-entropy logit "
+                   "model(src, tgt_in) terhadap tgt_out, sebelum langkah optimizer).",
+                   f"The loss returned is {got:.5g}, expected {loss:.5g} (the cross-entropy of "
+                   "model(src, tgt_in)'s logits against tgt_out, before the optimizer's step)."))
+
+
+@check("train.update", assignment="transformer", target=TRAIN, category="numeric_vs_reference", points=2,
+       needs=("train.sensitivity",), title=bilingual("Parameter setelah dua langkah sama dengan acuan",
+                                                    "Parameters after two steps match the reference"),
+       hint=HINT_TRAIN)
+def train_update(ctx):
+    args, start, batches, losses, states = train_run(ctx, 2)
+    for index, (before, after) in enumerate(zip([start, states[0]], states)):
+        _, expected = reference_step(args, before, batches[index], LR)
+        problem = compare_states(after, expected, LR)
+        if problem is None:
+            continue
+        if index == 1:
+            fail(bilingual("Langkah pertama benar, tetapi langkah kedua tidak: gradien langkah sebelumnya "
+                           f"ikut terbawa. Panggil optimizer.zero_grad() di awal setiap langkah ({problem.id}).",
+                           "The first step is right but the second is not: the previous step's gradients "
+                           f"carry over. Call optimizer.zero_grad() at the start of every step ({problem.en})."))
+        fail(bilingual(f"Setelah satu langkah, model tidak sama dengan langkah acuan dari keadaan yang sama "
+                       f"({problem.id}).",
+                       f"After one step the model differs from the reference's step from the same state "
+                       f"({problem.en})."))
+
+
+# -- greedy_decode ------------------------------------------------------------------------------------
+def decoded(ctx, model, src, max_len, bos=BOS, keep_bos=True):
+    """greedy_decode's result; without ``keep_bos``, a leading BOS column (greedy.shape's
+    finding) is dropped, so that the checks of the values do not charge it again."""
+    out = ctx.tensor(ctx.call(GREEDY, model, src, bos, max_len), DECODED)
+    if not keep_bos and out.dim() == 2 and out.shape[1] == max_len + 1 and bool((out[:, 0] == bos).all()):
+        out = out[:, 1:]
+    return out
+
+
+@check("greedy.present", assignment="transformer", target=GREEDY, category="api", points=1,
+       title=bilingual("Fungsi greedy_decode(model, src, bos, max_len) tersedia",
+                       "Function greedy_decode(model, src, bos, max_len) exists"), hint=HINT_GREEDY)
+def greedy_present(ctx):
+    expect_present(ctx, GREEDY)
+
+
+@check("greedy.sensitivity", assignment="transformer", target=GREEDY, category="sensitivity", points=0,
+       needs=("greedy.present",), title=bilingual("Hasil bergantung pada sumber", "The result depends on the source"),
+       hint=HINT_GATE)
+def greedy_sensitivity(ctx):
+    src, src2 = tokens(ctx, 4, 6, 10), tokens(ctx, 4, 6, 10)
+
+    def run():
+        model, here = given_scripted(ctx, causal=True)
+        outs = [ctx.call(GREEDY, model, s, BOS, 6) for s in (src, src2)]
+        if not all(isinstance(o, torch.Tensor) and o.shape == (4, 6) for o in outs):
+            return  # another form: greedy.shape names it
+        ref = [ctx.reference.greedy_decode(here, s, BOS, 6) for s in (src, src2)]
+        moved = (outs[0] != outs[1]).float().mean().item()
+        if not fair_share(moved, (ref[0] != ref[1]).float().mean().item()):
+            fail(bilingual("Hasil greedy_decode (hampir) tidak berubah ketika sumbernya diganti.",
+                           "greedy_decode's result (almost) does not change when the source changes."))
+    computes(ctx, run)
+
+
+GREEDY_NEEDS = ("greedy.present", "greedy.sensitivity")
+
+
+@check("greedy.shape", assignment="transformer", target=GREEDY, category="shape", points=1,
+       needs=GREEDY_NEEDS, title=bilingual("Bentuk (B, max_len), long, tanpa BOS",
+                                           "Shape (B, max_len), long, without BOS"), hint=HINT_GREEDY)
+def greedy_shape(ctx):
+    model, _ = given_transformer(ctx, chapter_args(ctx))
+    for b, ts, max_len in ((3, 5, 6), (1, 1, 1), (2, 7, 2)):
+        out = decoded(ctx, model, tokens(ctx, b, ts, 10), max_len)
+        if out.shape == (b, max_len + 1):
+            fail(bilingual("Hasil masih memuat BOS di posisi pertama: kembalikan `out[:, 1:]`.",
+                           "The result still holds the BOS in front: return `out[:, 1:]`."))
+        ctx.tensor(out, DECODED, shape=(b, max_len), dtype=torch.long)
+
+
+@check("greedy.values", assignment="transformer", target=GREEDY, category="numeric_vs_reference", points=2,
+       needs=GREEDY_NEEDS, title=bilingual("Sama dengan decoding acuan", "Equal to the reference's decoding"),
+       hint=HINT_GREEDY)
+def greedy_values(ctx):
+    model, ref = given_transformer(ctx, chapter_args(ctx))
+    src = tokens(ctx, 6, 5, 10)
+    cases = [(model, ref, src, 7)]
+    scripted, here = given_scripted(ctx, causal=True)
+    cases.append((scripted, here, tokens(ctx, 5, 4, 10), 9))
+    for remote, local, source, max_len in cases:
+        out = decoded(ctx, remote, source, max_len, keep_bos=False)
+        expected = ctx.reference.greedy_decode(local, source, BOS, max_len)
+        ctx.tensor(out, DECODED, shape=expected.shape)
+        if not torch.equal(out.long(), expected):
+            row = int((out.long() != expected).any(1).nonzero()[0, 0])
+            fail(bilingual(f"Urutan hasil berbeda dari decoding acuan, mis. {out[row].tolist()} alih-alih "
+                           f"{expected[row].tolist()}. Token berikutnya adalah argmax logit posisi terakhir "
+                           "dari seluruh prefiks yang sudah dihasilkan.",
+                           f"The sequence differs from the reference's decoding, e.g. {out[row].tolist()} "
+                           f"instead of {expected[row].tolist()}. The next token is the argmax of the last "
+                           "position's logits for the whole prefix generated so far."))
+
+
+@check("greedy.last_position", assignment="transformer", target=GREEDY, category="causality", points=2,
+       needs=GREEDY_NEEDS, title=bilingual("Satu token per langkah, dari posisi terakhir",
+                                           "One token per step, from the last position"), hint=HINT_GREEDY)
+def greedy_last_position(ctx):
+    model, here = given_scripted(ctx, causal=False)
+    src = tokens(ctx, 5, 6, 10)
+    out = decoded(ctx, model, src, 6, keep_bos=False)
+    expected = ctx.reference.greedy_decode(here, src, BOS, 6)
+    ctx.tensor(out, DECODED, shape=expected.shape)
+    if not torch.equal(out.long(), expected):
+        fail(bilingual("Dengan model yang tidak kausal, hasilnya berbeda dari decoding acuan: setiap langkah "
+                       "menambahkan tepat satu token, argmax posisi terakhir (`logits[:, -1]`), bukan argmax "
+                       "semua posisi.",
+                       "With a model that is not causal, the result differs from the reference's decoding: "
+                       "every step appends exactly one token, the argmax of the last position "
+                       "(`logits[:, -1]`), not the argmax of every position."))

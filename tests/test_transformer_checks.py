@@ -1,0 +1,167 @@
+"""Assignment 4's grading (autograder/checks/transformer.py, training.py, outcome.py, steps.py):
+the step comparison that every training step is held to, the hidden task the reference must
+learn within the stated budget, and hostile train_steps (tests/hostile/training/) graded through
+the real loader, sandbox and checks: none of them earns train.outcome. The correct and one-bug
+submissions are in tests/corpus/transformer/ (tests/test_corpus.py)."""
+
+import time
+from pathlib import Path
+
+import draft_course
+import pytest
+import torch
+
+import solutions
+from autograder import plan as plans
+from autograder.checks import load, registry
+
+load()
+
+from autograder.checks import outcome, steps  # noqa: E402  (after the registry: outcome needs it)
+
+HOSTILE = Path(__file__).parent / "hostile" / "training"
+ARGS = outcome.NOTEBOOK
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def honest_pair(seed=0, length=6):
+    """(state before, batch, the reference's state after one step)."""
+    torch.manual_seed(seed)
+    before = steps.initial_state(solutions.Transformer(*ARGS))
+    stepper = steps.Stepper(ARGS, outcome.LR)
+    generator = torch.Generator().manual_seed(seed)
+    _, after = stepper.step(before, steps.toy_batch(16, length, generator))  # moments exist now
+    batch = steps.toy_batch(16, length, generator)
+    _, expected = stepper.step(after, batch)
+    return stepper, after, batch, expected
+
+
+def test_an_honest_step_in_another_style_is_one_step():
+    """The same step computed another way (cross-entropy on (B, V, T), PE recomputed in the
+    model's dtype) differs by rounding only, the key biases (no true gradient) included."""
+    stepper, before, batch, expected = honest_pair()
+    model, optimizer = stepper.load(before)
+    optimizer.zero_grad()
+    src, tgt_in, tgt_out = batch
+    logits = model(src, tgt_in)
+    torch.nn.functional.cross_entropy(logits.transpose(1, 2), tgt_out).backward()
+    optimizer.step()
+    assert steps.compare_states(steps.state_of(model, optimizer), expected, outcome.LR) is None
+
+
+@pytest.mark.parametrize("tamper, said", [
+    ("planted", "is off by"),
+    ("two_steps", "exactly once"),
+    ("other_batch", "is off by"),
+    ("lr", "is off by"),
+    ("moments", "exp_avg"),
+    ("step_count", "exactly once"),
+])
+def test_a_dishonest_step_is_named(tamper, said):
+    stepper, before, batch, expected = honest_pair()
+    model, optimizer = stepper.load(before)
+    if tamper == "other_batch":
+        batch = steps.toy_batch(16, 6, torch.Generator().manual_seed(99))
+    if tamper == "lr":
+        for group in optimizer.param_groups:
+            group["lr"] = 3 * outcome.LR
+    for _ in range(2 if tamper == "two_steps" else 1):
+        solutions.train_step(model, optimizer, *batch)
+    got = steps.state_of(model, optimizer)
+    if tamper == "planted":
+        got["params"] = {k: v + 0.05 * torch.randn_like(v) for k, v in got["params"].items()}
+    if tamper == "moments":
+        got["adam"] = {k: {**m, "exp_avg": m["exp_avg"] * 0.5} for k, m in got["adam"].items()}
+    if tamper == "step_count":
+        got["adam"] = {k: {**m, "step": m["step"] + 1} for k, m in got["adam"].items()}
+    problem = steps.compare_states(got, expected, outcome.LR)
+    assert problem is not None and said in problem.en, problem
+
+
+def test_the_budget_is_stated_in_the_feedback():
+    declared = registry.REGISTRY["train.outcome"]
+    for language in ("id", "en"):
+        assert f"{outcome.MAX_STEPS}" in declared.hint[language]
+        assert f"{outcome.BUDGET_SECONDS}" in declared.hint[language]
+
+
+@pytest.mark.slow
+def test_the_reference_learns_the_hidden_task_within_the_budget():
+    """The reference's own training on the hidden variant reaches the target well inside the
+    step budget (the check would fail a correct submission otherwise)."""
+    length, relabel, order, seed = outcome.variant()
+    assert 4 <= length <= 12 and not torch.equal(order, torch.arange(length).flip(0))
+    torch.manual_seed(seed)
+    state = steps.initial_state(solutions.Transformer(*ARGS))
+    stepper = steps.Stepper(ARGS, outcome.LR)
+    evaluation = steps.toy_batch(outcome.EVAL, length, torch.Generator().manual_seed(seed + 1), relabel, order)
+    batches = torch.Generator().manual_seed(seed + 2)
+    began = time.process_time()
+    for step in range(1, outcome.MAX_STEPS + 1):
+        _, state = stepper.step(state, steps.toy_batch(outcome.BATCH, length, batches, relabel, order))
+        if step % outcome.EVERY == 0:
+            accuracy = steps.sequence_accuracy(stepper, state["params"], evaluation[0], evaluation[2])
+            if accuracy >= outcome.TARGET:
+                break
+    assert accuracy >= outcome.TARGET and step <= outcome.MAX_STEPS * 0.75, (step, accuracy)
+    assert time.process_time() - began < outcome.BUDGET_SECONDS / 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, said", [
+    ("planted_weights", "Training step 3 (your model and train_step) is not the reference's step"),
+    ("reads_ahead", "is not the reference's step"),
+    ("forks", "is not the reference's step"),
+    ("sleeps", "ran past its time budget after 25 steps"),
+])
+def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
+    from autograder.grading.grader import grade
+    from autograder.loading import Submission
+
+    plan = plans.load("transformer", draft_course.course_file())
+    result = grade(Submission(name, "transformer", HOSTILE / f"{name}.py"), plan)
+    by_id = {o.check.id: o for o in result.outcomes}
+    assert by_id["train.outcome"].status in ("failed", "skipped"), by_id["train.outcome"]
+    if name in ("planted_weights", "sleeps"):  # honest on the short checks: caught by the long run
+        assert by_id["train.update"].status == "passed"
+        assert said in by_id["train.outcome"].message["en"], by_id["train.outcome"].message
+        assert "Your loss curve:" in by_id["train.outcome"].message["en"]
+    elif by_id["train.outcome"].status == "failed":
+        assert said in by_id["train.outcome"].message["en"], by_id["train.outcome"].message
+    else:  # caught already by the two-step check
+        assert by_id["train.update"].status == "failed"
+    assert all(o.status != "error" for o in result.outcomes)
+    assert result.score <= result.max_score - registry.REGISTRY["train.outcome"].points
+
+
+@pytest.mark.slow
+def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_path):
+    from autograder.grading.grader import grade
+    from autograder.loading import Submission
+    from autograder.reports import class_report
+    from autograder.reports.feedback_html import picture_html
+
+    path = Path(__file__).parent / "corpus" / "transformer" / "correct" / "buffer_and_loops.py"
+    plan = plans.load("transformer", draft_course.course_file())
+    result = grade(Submission("andi", "transformer", path), plan)
+    assert result.score == result.max_score, [(o.check.id, o.message) for o in result.outcomes if not o.passed]
+    (curve,) = [p for p in result.pictures if p.kind == "loss_curve"]
+    student, reference = curve.data["student"], curve.data["reference"]
+    assert len(student) == len(reference) == curve.data["accuracy"][-1][0]
+    assert reference[-1] < reference[0] / 4 and student == pytest.approx(reference, rel=1e-3, abs=1e-4)
+    assert curve.data["accuracy"][-1][1] >= outcome.TARGET > curve.data["accuracy"][0][1]
+    for lang, said in (("id", "tercapai pada langkah"), ("en", "reached at step")):
+        html = picture_html(curve, lang)
+        assert "<polyline" in html and said in html, html[:500]
+    # the class report's training table (report.json's "training")
+    (row,) = class_report._training([result])
+    assert row["student"] == "andi" and row["reached_at"] == curve.data["accuracy"][-1][0]
+    table = "".join(class_report._training_html({"training": [row]}, class_report.WORDS["en"]))
+    assert "Training outcomes" in table and f">{row['reached_at']}<" in table
