@@ -48,7 +48,8 @@ def refused_port():
 
 def run_autograder(*args, cwd=ROOT, timeout=300):
     """``python -m autograder ARGS`` with the interpreter running the tests (the venv's)."""
-    env = {**os.environ, "PYTHONUTF8": "1"}
+    # pytest-xdist's workers inherit a COLUMNS that the command would obey: it runs as in a pipe
+    env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}, "PYTHONUTF8": "1"}
     return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 

@@ -262,7 +262,12 @@ def test_nan_and_wrong_dtype_outputs_lose_their_points(graded):
     nan = graded["nan_outputs"]  # all NaN: degenerate, so the target's gate names it once
     assert "NaN" in outcome(nan, "sdpa.sensitivity").message["en"]
     assert outcome(nan, "sdpa.shape").status == "skipped"
-    assert nan.score <= 0.2 * nan.max_score
+    sdpa = [o for o in nan.outcomes if o.check.target == "scaled_dot_product_attention"]
+    assert sum(o.score for o in sdpa) <= 0.2 * sum(o.check.points for o in sdpa)
+    # MultiHeadAttention's own checks that record its attention grade it around a stand-in for
+    # the NaN (issue 22: a sub-layer's bug is charged to the sub-layer); the whole module against
+    # the reference still pays for it
+    assert not outcome(nan, "mha.integration").passed
     wrong = outcome(graded["wrong_dtype"], "mha.numeric")
     assert wrong.status == "failed"
     assert outcome(graded["wrong_dtype"], "sdpa.numeric").status == "passed"

@@ -163,7 +163,7 @@ def reference_source(assignment):
 
 # -- grading, once per file, in parallel worker processes ---------------------------------------
 CHILD = r"""
-import json, sys, traceback
+import dataclasses, json, sys, traceback
 from pathlib import Path
 from autograder import plan as plans
 from autograder.checks import diagnosis, localization
@@ -202,6 +202,10 @@ for line in sys.stdin:
         plan = plans_by_name.setdefault(assignment, plans.load(assignment, sys.argv[1]))
         forced.clear()
         forced["wanted"] = Path(path).parent.name == "correct" or Path(path).stem.startswith("reference_")
+        if Path(path).parent.name == "mutants" and "train.outcome" not in Path(path).read_text():
+            # a one-bug file's header names the checks it is about; the training outcome (tens of
+            # seconds of training) only where it does: tests/test_transformer_checks.py trains the rest
+            plan = dataclasses.replace(plan, checks=tuple(c for c in plan.checks if c.id != "train.outcome"))
         result = grade(Submission(Path(path).stem, assignment, Path(path)), plan)
         plain = {
             "score": result.score, "max_score": result.max_score,

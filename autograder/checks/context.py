@@ -23,7 +23,7 @@ from autograder.checks.verdicts import expect_float64_precision
 from autograder.checks.registry import COMPARES_CALLS, CheckFailed, fail, label
 from autograder.checks.reference_weights import deterministic_weights
 from autograder.sandbox.process import StudentError
-from autograder.sandbox.session import EncodedValues, SubModule
+from autograder.sandbox.session import EncodedValues, Method, SubModule
 from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
 
@@ -144,6 +144,8 @@ class Context:
             name, functions = target, (target,)
         elif isinstance(target, SubModule):
             name, functions = target.path, ()
+        elif isinstance(target, Method):
+            name, functions = target.name, ()
         else:
             name, functions = SELF, ()
         call = Call(names=(name,), index=0, params=None, defaults={}, args=list(args),

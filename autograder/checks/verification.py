@@ -68,10 +68,10 @@ def unverified(session, recorded_by_check):
             owner = _owner(recording.target)
             if recording.whole:
                 call = recording.calls[0]
-                if _replayable(session, owner, call):
-                    message = _replay_message(session, owner, call, recording.functions, recording.record)
-                    if message is not None:
-                        wholes.append((check_id, owner, message, call, None))
+                if _replayable(session, owner, call) and (owner is None or session.recipe(owner)):
+                    message = session.call_message(recording.target, call.args, call.kwargs,
+                                                   call.seed, recording.record)
+                    wholes.append((check_id, owner, message, call, None))
                 continue
             for call in recording.calls:
                 message = _replay_message(session, owner, call, recording.functions)
@@ -111,7 +111,7 @@ def _owner(target):
     return target if isinstance(target, RemoteObject) else None
 
 
-def _replay_message(session, owner, call, functions, record=None):
+def _replay_message(session, owner, call, functions):
     """The request that calls the recorded sub-layer (by attribute path on the object built
     again) or module-level function on the recorded arguments; None when it cannot be replayed
     here (values not on the CPU, an object the session did not build)."""
@@ -119,11 +119,10 @@ def _replay_message(session, owner, call, functions, record=None):
         return None
     name = call.names[0]
     if name in functions:
-        return session.call_message(name, call.args, call.kwargs, call.seed, record)
+        return session.call_message(name, call.args, call.kwargs, call.seed)
     if owner is None or session.recipe(owner) is None:
         return None
-    target = owner if name == SELF else owner.sub(name)
-    return session.call_message(target, call.args, call.kwargs, call.seed, record)
+    return session.call_message(owner.sub(name), call.args, call.kwargs, call.seed)
 
 
 def _replayable(session, owner, call):

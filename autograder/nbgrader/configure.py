@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -106,6 +107,9 @@ def autograde_pipeline_problem(c):
         c.GenerateFeedback.preprocessors = list(KIT_FEEDBACK)
     if "transport" not in c.KernelManager:  # see configure()'s docstring
         c.KernelManager.transport = "ipc"
+        # the sockets' path prefix: by default "kernel-ipc" in the notebook's folder, where they
+        # would land in the course's release and submitted folders (and in nbgrader's copies)
+        c.KernelManager.ip = os.path.join(tempfile.mkdtemp(prefix="kit-kernel-"), "kernel-ipc")
     if "plugin_class" not in c.AssignLatePenalties:  # course.toml's [late] (autograder/nbgrader/late.py)
         c.AssignLatePenalties.plugin_class = KIT_LATE
     entries = list(c.Autograde.autograde_preprocessors)

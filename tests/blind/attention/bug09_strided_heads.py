@@ -1,0 +1,50 @@
+# bug: heads are split as view(b, t, d_k, h) (head i takes features i, i+h, ...) instead of contiguous blocks of d_k features (merge is the consistent inverse)
+# line: 39
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    d_k = q.size(-1)
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = torch.matmul(weights, v)
+    return out, weights
+
+
+def causal_mask(t):
+    return torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.wq = nn.Linear(d_model, d_model)
+        self.wk = nn.Linear(d_model, d_model)
+        self.wv = nn.Linear(d_model, d_model)
+        self.wo = nn.Linear(d_model, d_model)
+
+    def _split_heads(self, x):
+        b, t, _ = x.shape
+        return x.view(b, t, self.d_k, self.num_heads).permute(0, 3, 1, 2)
+
+    def _merge_heads(self, x):
+        b, _, t, _ = x.shape
+        return x.permute(0, 2, 3, 1).reshape(b, t, self.d_model)
+
+    def forward(self, q, k, v, mask=None):
+        qh = self._split_heads(self.wq(q))
+        kh = self._split_heads(self.wk(k))
+        vh = self._split_heads(self.wv(v))
+        out, weights = scaled_dot_product_attention(qh, kh, vh, mask)
+        return self.wo(self._merge_heads(out)), weights

@@ -1,0 +1,118 @@
+# correct: explicit loop over heads (per-head weight slices), float64 internals in the attention function
+import math
+
+import torch
+from torch import nn
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    dtype = q.dtype
+    q64, k64, v64 = q.double(), k.double(), v.double()
+    scores = q64 @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask.to(torch.bool), -math.inf)
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ v64
+    return out.to(dtype), weights.to(dtype)
+
+
+def causal_mask(t):
+    idx = torch.arange(t)
+    return idx[:, None] < idx[None, :]
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be a multiple of num_heads, got %d and %d" % (d_model, num_heads))
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.wq = nn.Linear(d_model, d_model)
+        self.wk = nn.Linear(d_model, d_model)
+        self.wv = nn.Linear(d_model, d_model)
+        self.wo = nn.Linear(d_model, d_model)
+
+    def forward(self, q, k, v, mask=None):
+        B, Tq, _ = q.shape
+        Tk = k.shape[1]
+        Q, K, V = self.wq(q), self.wk(k), self.wv(v)
+        if mask is not None:
+            mask = mask.expand(B, self.num_heads, Tq, Tk)
+        outs, ws = [], []
+        for i in range(self.num_heads):
+            sl = slice(i * self.head_dim, (i + 1) * self.head_dim)
+            m = None if mask is None else mask[:, i]
+            o, w = scaled_dot_product_attention(Q[..., sl], K[..., sl], V[..., sl], m)
+            outs.append(o)
+            ws.append(w)
+        return self.wo(torch.cat(outs, dim=-1)), torch.stack(ws, dim=1)
+
+
+def positional_encoding(length, d_model):
+    rows = []
+    for pos in range(length):
+        row = []
+        for i in range(0, d_model, 2):
+            angle = pos / (10000 ** (i / d_model))
+            row.append(math.sin(angle))
+            row.append(math.cos(angle))
+        rows.append(row)
+    return torch.tensor(rows, dtype=torch.float32).reshape(length, d_model)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.l1 = nn.Linear(d_model, d_ff)
+        self.l2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        hidden = self.l1(x)
+        hidden = 0.5 * hidden * (1.0 + torch.erf(hidden / math.sqrt(2.0)))
+        return self.l2(hidden)
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff, prenorm=False):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, num_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.ln1 = nn.LayerNorm(d_model)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.prenorm = prenorm
+
+    def forward(self, x, mask=None):
+        if self.prenorm:
+            normed = self.ln1(x)
+            attn_out, _ = self.attn(normed, normed, normed, mask=mask)
+            residual = x + attn_out
+            return residual + self.ffn(self.ln2(residual))
+        attn_out, _ = self.attn(x, x, x, mask=mask)
+        residual = self.ln1(attn_out + x)
+        return self.ln2(self.ffn(residual) + residual)
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.self_attn = MultiHeadAttention(d_model, num_heads)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads)
+        self.ln3 = nn.LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+
+    def forward(self, x, memory):
+        T = x.size(1)
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=1)
+        normed = self.ln1(x)
+        sa, _ = self.self_attn(normed, normed, normed, mask=future)
+        h = x + sa
+        mem = self.ln2(memory)
+        query = self.ln2(h)
+        ca, cross_weights = self.cross_attn(query, mem, mem, mask=None)
+        h = h + ca
+        ff = self.ffn(self.ln3(h))
+        return h + ff, cross_weights
