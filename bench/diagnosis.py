@@ -192,7 +192,7 @@ def main():
             print(f"{r['reads']:5d} {name:58s} {', '.join(r['named']) or '-'}{mark} "
                   f"({', '.join(r['unexplained']) or '-'}){' localized: ' + where if where else ''}")
     for assignment in dict.fromkeys(f[0] for f in files):
-        print(f"{assignment:10s} {summary([r for r in rows if Path(r['path']).parts[-3] == assignment])}")
+        print(f"{assignment:10s} {summary([r for r in rows if facts[r['path']][0] == assignment])}")
     print(f"{'all':10s} {summary(rows)}")
     bugs = [r["reads"] for r in rows if r["kind"] == "mutant"]
     if bugs:
