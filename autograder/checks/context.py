@@ -140,17 +140,12 @@ class Context:
         check compares calls with each other (``registry.COMPARES_CALLS``)."""
         if getattr(self.check, "category", None) not in COMPARES_CALLS:  # (the diagnosis: no check)
             return
-        if isinstance(target, str):
-            name, functions = target, (target,)
-        elif isinstance(target, SubModule):
-            name, functions = target.path, ()
-        elif isinstance(target, Method):
-            name, functions = target.name, ()
-        else:
-            name, functions = SELF, ()
+        # the name only says, in a failure's message, what was called (the replay calls ``target``)
+        name = (target if isinstance(target, str) else target.path if isinstance(target, SubModule)
+                else target.name if isinstance(target, Method) else SELF)
         call = Call(names=(name,), index=0, params=None, defaults={}, args=list(args),
                     kwargs=dict(kwargs), output=result, grad={}, replaced=None, seed=seed)
-        self.recorded.append(Recorded(target, (call,), {}, functions, whole=True, record=record))
+        self.recorded.append(Recorded(target, (call,), {}, whole=True, record=record))
 
     @staticmethod
     def _expect_weights_fit(obj, missing, mismatched, lenient=()):

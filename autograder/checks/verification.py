@@ -51,7 +51,7 @@ class Recorded:
     standins: dict
     functions: tuple = ()  # the names recorded as module-level functions (the rest: attribute paths)
     whole: bool = False
-    record: dict | None = None  # a whole call's recording ({"modules", "functions"}), made again with it
+    record: dict | None = None  # a whole call's recording ({"modules", "functions", "standins"}), made again with it
 
 
 def unverified(session, recorded_by_check):
