@@ -113,7 +113,7 @@ def run_batch(command, cwd, env, total):
 
 def quarters(progress, samples, total):
     """[(quarter, seconds per submission in it, grader RSS MiB at its end)]."""
-    rows, previous = [], (progress[0][0], progress[0][1]) if progress else (0.0, 0)
+    rows, previous = [], (0.0, 0)  # from the command's start: the first quarter holds the start-up
     for quarter in range(1, 5):
         mark = max(1, total * quarter // 4)
         at = next(((t, d) for t, d in progress if d >= mark), None)
