@@ -144,8 +144,9 @@ def print_scale(assignment, total, jobs, seconds, progress, samples, peak):
     if len(rows) == 4:
         slopes = [s for _, s, _ in rows[1:]]  # the first quarter holds the start-up
         print(f"[{assignment}]   slope after start-up: {min(slopes) * 1000:.0f}-{max(slopes) * 1000:.0f} "
-              f"ms/submission (linear time: the quarters agree); RSS from quarter 1 to 4: "
-              f"{rows[0][2]:.0f} -> {rows[3][2]:.0f} MiB (flat memory: no growth)")
+              f"ms/submission (linear time if they agree); RSS from quarter 1 to 4: "
+              f"{rows[0][2]:.0f} -> {rows[3][2]:.0f} MiB, {(rows[3][2] - rows[0][2]) * 1024 / max(total * 3 // 4, 1):.0f} "
+              f"KiB per submission (flat memory if about 0)")
 
 
 def cores():
