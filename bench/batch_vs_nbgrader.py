@@ -25,12 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from cold_and_scale import (COLD_TARGET, autograder_command, cold_one, print_cold, print_scale,
+                            run_batch)
 from plain_asserts import PLAIN_TESTS
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = ("attention", "encoder", "decoder")
 CORES = os.cpu_count()
 TARGET = 50  # nbgrader/kit, the course's goal
+ALONE_TARGET = 1.3  # kit / the checks alone: the sandbox, the wire and start-up cost at most 30 %
 BUGS = {  # (name, text in the reference solution cell, replacement)
     "attention": [
         ("no_scale", "/ math.sqrt(d_k)", ""),
@@ -247,11 +250,33 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     alone_ms = checks_alone_ms(kit_course, assignment, mix, kit_env)
     alone = args.n * alone_ms / 1000 / CORES
     line.update(kit=kit, floor=floor, alone=alone)
+    if args.scheduler:
+        dask, _, _, _, dask_out = run_batch(
+            autograder_command([kit_course / "submitted"], assignment, workdir / assignment / "dask",
+                               args.jobs, "--scheduler", "local"), ROOT, kit_env, args.n)
+        line["dask"] = dask
+        print(f"[{assignment}] autograder grade --scheduler local --jobs {args.jobs} (a Dask LocalCluster "
+              f"of {args.jobs} worker processes): {dask:.1f} s against --jobs {args.jobs} {kit:.1f} s: "
+              f"{dask / kit:.2f}x" + ("" if not score_problems(kit_scores(dask_out), mix) else
+                                        "; WARNING: its scores contradict the mix"))
     print(f"[{assignment}] autograder grade: {kit:7.1f} s ({kit / args.n * 1000:5.0f} ms/submission; "
           f"median of {', '.join(f'{t:.1f}' for t in times)} s); floor {floor:.1f} s "
           f"({floor / graded * 1000:.0f} ms/submission); kit/floor {kit / floor:.2f}x")
     print(f"[{assignment}] the checks alone (no sandbox, no wire, no start-up): {alone_ms:.0f} ms of CPU "
           f"per submission, {alone:.1f} s for {args.n} on {CORES} cores used to the full")
+    print(f"[{assignment}] kit / checks alone: {kit / alone:.2f}x (target at most {ALONE_TARGET}x)")
+    if not args.skip_cold:
+        notebook = next(kit_course / "submitted" / student / assignment / f"{assignment}.ipynb"
+                        for student, bug in mix if bug is None)
+        print_cold(assignment, *cold_one(notebook, assignment, workdir / assignment, kit_env, ROOT))
+    if args.scale and assignment == (args.assignment or ASSIGNMENTS)[0]:
+        scale_mix = student_mix(assignment, args.scale, False)
+        scale_course = build_kit_course(workdir / assignment / "scale", assignment, kit_env)
+        write_submissions(scale_course, assignment, scale_mix)
+        seconds, progress, samples, peak, _ = run_batch(
+            autograder_command([scale_course / "submitted"], assignment, workdir / assignment / "scale-out",
+                               args.jobs), ROOT, kit_env, args.scale)
+        print_scale(assignment, args.scale, args.jobs, seconds, progress, samples, peak)
     if kit_loop is not None:
         print(f"[{assignment}] the kit spent {kit_loop:.1f} s on {loop_student} (one of {args.jobs} jobs)")
     if missed:
@@ -284,7 +309,7 @@ def bench_assignment(assignment, args, workdir, env, timeout):
 def print_table(lines, n):
     print(f"\nN = {n} submissions per assignment; seconds, end to end (process start included)")
     header = ("assignment", "nbgrader", "timeouts", "kit", "floor", "alone", "nbg/kit", "w/o t.o.",
-              "nbg/alone", "kit ms/sub", "nbg ms/sub")
+              "nbg/alone", "kit/alone", "kit ms/sub", "nbg ms/sub")
     print("".join(f"{title:>11s}" for title in header))
     for line in lines:
         kit, nbgrader, waited = line["kit"], line.get("nbgrader"), line.get("waited")
@@ -292,7 +317,7 @@ def print_table(lines, n):
         values = [(nbgrader, ".1f"), (waited, ".0f"), (kit, ".1f"), (line["floor"], ".1f"),
                   (line["alone"], ".1f"), (plain and nbgrader / kit, ".1f"),
                   (plain and (nbgrader - waited) / kit, ".1f"),
-                  (plain and (nbgrader - waited) / line["alone"], ".1f"),
+                  (plain and (nbgrader - waited) / line["alone"], ".1f"), (kit / line["alone"], ".2f"),
                   (kit / n * 1000, ".0f"), (plain and nbgrader / n * 1000, ".0f")]
         print(f"{line['assignment']:>11s}" + "".join(
             f"{format(value, spec) if plain or value else '-':>11s}" for value, spec in values))
@@ -307,6 +332,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of autograder grade per assignment; the median counts (default 3)")
     parser.add_argument("--skip-nbgrader", action="store_true", help="time only the kit")
+    parser.add_argument("--skip-cold", action="store_true",
+                        help="leave out one submission graded cold against python -c 'import torch'")
+    parser.add_argument("--scale", type=int, default=0, metavar="M",
+                        help="also grade M submissions of the first assignment: the seconds per "
+                             "submission and the grader's RSS over each quarter (e.g. --scale 1000)")
+    parser.add_argument("--scheduler", action="store_true",
+                        help="also grade the N submissions with --scheduler local (a Dask "
+                             "LocalCluster of --jobs processes) beside plain --jobs")
     parser.add_argument("--mix", action="store_true",
                         help="every 10th submission with a one-line bug and one endless loop "
                              "(default: N correct submissions, as the issue measures)")
@@ -326,6 +359,9 @@ def main():
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print_table(lines, args.n)
+    print(f"Targets: nbg/kit >= {TARGET}, kit/alone <= {ALONE_TARGET}, one submission cold <= "
+          f"{COLD_TARGET}x python -c 'import torch'" + (", --scheduler local not slower than --jobs"
+                                                         if args.scheduler else ""))
 
 
 if __name__ == "__main__":

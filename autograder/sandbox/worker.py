@@ -31,6 +31,11 @@ import wire  # noqa: E402
 
 STUDENT_FILE_PREFIX = "<student "
 MAX_MESSAGE = 2000
+# torch.manual_seed also seeds every accelerator backend lazily, and on a machine without one
+# each call formats the whole stack for a possible later error report (~0.15 ms, a few hundred
+# times per submission): the CPU generator alone is what a worker draws from. Bound here, before
+# any student code runs.
+manual_seed = torch.default_generator.manual_seed
 _get = object.__getattribute__  # a student's __getattr__ / properties cannot intercept this
 
 
@@ -336,7 +341,7 @@ class _Recorder:
             # sub-layer again elsewhere (a sub-layer that draws random numbers gives the same)
             seed = recorder.seed + len(recorder.records)
             if not transformed:
-                torch.manual_seed(seed)
+                manual_seed(seed)
             given = given or (_snapshot(list(args)), _snapshot(dict(kwargs)))
             entry = {"names": list(names), "index": index, "params": params, "defaults": defaults,
                      "args": given[0], "kwargs": given[1], "seed": seed,
@@ -464,7 +469,7 @@ class Worker:
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         repeat = request.get("repeat", 1)
         if isinstance(request.get("seed"), int):  # built again elsewhere, it initialises the same
-            torch.manual_seed(request["seed"])
+            manual_seed(request["seed"])
         if repeat > 1:
             obj = torch.nn.Sequential(*[cls(*args, **kwargs) for _ in range(repeat)])
         else:
@@ -545,7 +550,7 @@ class Worker:
         args = self._with_objects(request, wire.decode_value(request.get("args", []), meta=True))
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
         if isinstance(request.get("seed"), int):  # a recorded call, made again with its own seed
-            torch.manual_seed(request["seed"])
+            manual_seed(request["seed"])
         tracer = tracing.Tracer(request["trace"]) if isinstance(request.get("trace"), dict) else None
         with torch.no_grad():
             if tracer is None:
