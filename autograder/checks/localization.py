@@ -21,6 +21,7 @@ weights could not all be copied in, or the trace was cut short. A target has sev
 one, or computes it right, is tried on the next.
 """
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -33,6 +34,7 @@ from autograder.texts import bilingual
 RTOL, ATOL = 1e-3, 1e-4  # the same numbers, computed in another order or precision
 BLOCKED = -1e4  # at or below: a blocked score (-inf, -1e9 and -1e4 read the same)
 LAYOUT, PERMUTED = "layout", "permuted"
+_FRAME = re.compile(r"^(?P<origin>.*?), line (?P<line>\d+)(?:, in (?P<name>.*))?$")  # the worker's frames
 
 
 def localize(session, plan, outcomes, diagnoses=(), forced=False):
@@ -47,6 +49,7 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             failed.setdefault(o.check.target, []).append(o.check.id)
     diagnosed = {d.target for d in diagnoses}
     explained = {c for d in diagnoses for c in d.explains}
+    graded = {o.check.target for o in outcomes}
     found = []
     for name in targets.names():
         checks = [c for c in failed.get(name, ()) if c not in explained]
@@ -54,15 +57,50 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             continue
         if any(x.target in targets.parts_of(name) for x in found):
             continue  # the part's own first wrong step is the root
+        outer = bool(targets.get(name).sublayers)
+        right = {p for p in targets.parts_of(name) if p in graded and p not in failed}
         for run in reference_steps.cached_runs(name, plan.chapter):
             try:
-                answer = _localize_run(session, run, outer=bool(targets.get(name).sublayers))
-            except StudentError:
-                continue  # it raises on these inputs: the next run may still localize it
+                answer = _localize_run(session, run, outer)
+            except StudentError as error:  # it raises on these inputs: where, if the student's line says
+                answer = _crash(run, error, outer, right)
             if answer is not None:
                 found.append(_record(run, answer, checks, place))
                 break
     return tuple(found)
+
+
+def _crash(run, error, outer, right):
+    """A ``Found`` for a run that raised, or None: the first step not found among the tensors
+    made before the error (``error.trace``), at the student's line where it raised (the
+    traceback's frames in the student's code, never torch's). The line is the innermost frame,
+    past frames in a function part of the target that passes all its own checks (``right``: the
+    error is in what the target gives it, at the line that calls it); for a block (``outer``),
+    the line of its own forward that the last tensor made before the error came from."""
+    frames = [m for m in (_FRAME.match(str(w)) for w in error.where) if m]
+    if not frames:
+        return None  # no line of the student's: not sure where
+    trace = getattr(error, "trace", None)
+    entries = trace["entries"] if trace and not trace["dropped"] else []
+    places = [(m["origin"], int(m["line"])) for m in frames]
+    place = None
+    if outer and entries and tuple(entries[-1].get("outer") or ()) in places:
+        place = tuple(entries[-1]["outer"])
+    via = None
+    if place is None:
+        inner = list(frames)
+        while len(inner) > 1 and inner[-1]["name"] in right and targets.get(inner[-1]["name"]).kind == targets.FUNCTION:
+            via = via or (inner[-1]["name"], inner[-1]["origin"], int(inner[-1]["line"]))
+            inner.pop()
+        place = (inner[-1]["origin"], int(inner[-1]["line"]))
+    found = locate(run.steps, None, entries, outer) if entries else None
+    step = found.step if found is not None else None
+    after = found.after if found is not None else []
+    return Found(step, after, place[0], place[1], raised=(error.type, _shapes(run), via))
+
+
+def _shapes(run):
+    return ", ".join("×".join(str(n) for n in a.shape) for a in run.args if isinstance(a, torch.Tensor))
 
 
 def _localize_run(session, run, outer=False):
@@ -137,6 +175,7 @@ class Found:
     origin: str | None
     line: int | None
     changed: bool = False  # found right in the trace, then changed before it is returned
+    raised: tuple | None = None  # (exception name, the inputs' shapes): the run raised there
 
 
 def _record(run, found, checks, place):
@@ -145,7 +184,16 @@ def _record(run, found, checks, place):
     at = place(origin, line) if origin is not None else None
     where_id = f" ({at.id})" if at else ""
     where_en = f" ({at.en})" if at else ""
-    if found.changed:
+    if found.raised is not None:
+        kind, shapes, via = found.raised
+        if via is not None:  # raised inside a part that passes its own checks: what this line gives it
+            inside = place(via[1], via[2])
+            where_id = (f" di dalam `{via[0]}` ({inside.id}), yang lulus pemeriksaannya sendiri: periksa "
+                        f"apa yang diberikan kepadanya{where_id}")
+            where_en = (f" inside `{via[0]}` ({inside.en}), which passes its own checks: look at what "
+                        f"it is given{where_en}")
+        text = _raised_text(step, after, titles, kind, shapes, where_id, where_en)
+    elif found.changed:
         text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} dihitung dengan benar, lalu diubah "
                          f"lagi sebelum dikembalikan{where_id}.",
                          f"{step.title.en[:1].upper()}{step.title.en[1:]} is computed right, then changed "
@@ -160,7 +208,24 @@ def _record(run, found, checks, place):
     else:
         text = bilingual(f"Yang pertama berbeda dari solusi acuan: {step.title.id}{where_id}.",
                          f"The first difference from the reference: {step.title.en}{where_en}.")
-    return Localization(run.target, step.name, tuple(after), text, origin, line, tuple(checks))
+    name = step.name if step is not None else "raises"
+    return Localization(run.target, name, tuple(after), text, origin, line, tuple(checks))
+
+
+def _raised_text(step, after, titles, kind, shapes, where_id, where_en):
+    said = bilingual(f"Kode Anda melempar {kind} pada masukan berukuran {shapes}{where_id}",
+                     f"Your code raises {kind} on inputs of shapes {shapes}{where_en}")
+    if step is None:
+        return bilingual(said.id + ".", said.en + ".")
+    if after:
+        return bilingual(f"Sama dengan solusi acuan sampai {' dan '.join(titles[a].id for a in after)}; "
+                         f"{step.title.id} tidak tercapai: {said.id[:1].lower()}{said.id[1:]}.",
+                         f"Matches the reference up to {' and '.join(titles[a].en for a in after)}; "
+                         f"{step.title.en} is not reached: {said.en[:1].lower()}{said.en[1:]}.")
+    return bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} tidak tercapai: "
+                     f"{said.id[:1].lower()}{said.id[1:]}.",
+                     f"{step.title.en[:1].upper()}{step.title.en[1:]} is not reached: "
+                     f"{said.en[:1].lower()}{said.en[1:]}.")
 
 
 # -- matching --------------------------------------------------------------------------------
