@@ -54,6 +54,17 @@ NAMED_OR_LOCALIZED = {
     "decoder/mutants/loc_ln1_reused_for_ln2.py": ("m = self.ln1(memory)",),
 }
 
+# One-bug files that raise at the localization's sizes (issue 22: "a crash is one finding, with
+# the student's line"): file -> (target, the step not reached, the lines that may be given).
+CRASHES = {
+    # raises inside scaled_dot_product_attention, which is right: the line that calls it
+    "attention/mutants/loc_crash_mask_as_padding.py": (
+        targets.MHA, "head_masked", ("mask.reshape(b, 1, 1, -1)", "scaled_dot_product_attention(Q, K, V, mask)")),
+    # a block: the line of its own forward, not the line inside its sub-layer
+    "decoder/mutants/loc_crash_cross_query_swapped.py": (
+        targets.DEC, "cross", ("self.cross_attn(m, q, q)", "h = h + z")),
+}
+
 
 def _grade(path, assignment):
     return grade(Submission(path.stem, assignment, path), plans.load(assignment))
@@ -99,6 +110,21 @@ def test_a_listed_bug_is_named_or_localized_at_its_line(name):
     found = result.localizations[0]
     lines = {_line_of(path, text) for text in NAMED_OR_LOCALIZED[name]}
     assert found.origin == "file" and found.line in lines, (name, found.text.en)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CRASHES))
+def test_a_crash_is_localized_at_the_students_line(name):
+    path = CORPUS / name
+    target, step, texts = CRASHES[name]
+    result = _grade(path, name.split("/")[0])
+    assert result.score < result.max_score and not _named(result)
+    assert [x.target for x in result.localizations] == [target], result.localizations
+    found = result.localizations[0]
+    assert (found.step, found.origin) == (step, "file")
+    assert found.line in {_line_of(path, text) for text in texts}, found.text.en
+    assert "RuntimeError" in found.text.en and "melempar RuntimeError" in found.text.id
+    assert f"line {found.line}" in found.text.en and f"baris {found.line}" in found.text.id
 
 
 # -- locate on hand-made traces ------------------------------------------------------------
