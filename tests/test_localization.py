@@ -35,6 +35,7 @@ EXPECTED = {
     "encoder/mutants/loc_ffn_hidden_halved.py": (targets.FFN, "gelu", "hidden * 0.5"),
     "encoder/mutants/loc_attn_residual_half.py": (targets.ENC, "res1", "0.5 * a"),
     "decoder/mutants/loc_cross_residual_doubled.py": (targets.DEC, "res2", "2 * z"),
+    "encoder/mutants/loc_pe_base_1000.py": (targets.PE, "freq", "torch.pow(1000.0"),
 }
 
 

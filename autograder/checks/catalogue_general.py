@@ -32,6 +32,28 @@ MISTAKES = [
         "Create new tensors on the input's device: `torch.ones(..., device=x.device)` or "
         "`causal_mask(T).to(x.device)`; never write `device='cpu'`."),
        (), {"device_agnostic"}),
+    _m("wrong_default", ANY,
+       ("Nilai bawaan (default) sebuah argumen berbeda dari kontrak: dibuat tanpa argumen itu, "
+        "modul menghitung hal lain (mis. `prenorm=True`, padahal kontrak menulis `prenorm=False`).",
+        "A default argument differs from the contract's: built without that keyword, the module "
+        "computes something else (e.g. `prenorm=True` where the contract says `prenorm=False`)."),
+       ("Salin tanda tangan persis seperti kontrak, termasuk nilai bawaannya (`EncoderBlock(d_model, "
+        "num_heads, d_ff, prenorm=False)`): pemanggil yang tidak menulis argumen itu mendapat nilai "
+        "bawaan kontrak.",
+        "Copy the signature exactly as the contract writes it, defaults included (`EncoderBlock("
+        "d_model, num_heads, d_ff, prenorm=False)`): a caller that leaves the keyword out gets the "
+        "contract's default."),
+       (), BLOCK_VALUES | {"permutation_equivariance"}),
+    _m("float64_result", ANY,
+       ("Nilainya benar, tetapi hasilnya bertipe float64 (presisi ganda), bukan float32: misalnya "
+        "dibuat dengan NumPy (`np.zeros`, `torch.from_numpy`) atau dengan `dtype=torch.float64`.",
+        "The values are right but the result is float64 (double precision), not float32: built "
+        "with NumPy (`np.zeros`, `torch.from_numpy`), say, or with `dtype=torch.float64`."),
+       ("Kembalikan float32: `torch.from_numpy(x).float()`, atau buat tensornya dengan "
+        "`dtype=torch.float32` (untuk modul: dtype masukannya).",
+        "Return float32: `torch.from_numpy(x).float()`, or make the tensor with "
+        "`dtype=torch.float32` (in a module: its input's dtype)."),
+       (), {"dtype"}),
     _m("squeezed_axes", ANY,
        ("Sumbu berukuran 1 dibuang (`.squeeze()`): batch 1, satu token, satu head atau d_k = 1 "
         "memberi bentuk yang salah.",
@@ -42,6 +64,16 @@ MISTAKES = [
         "Do not use `.squeeze()` without an axis; the shapes (B, T, D) and (B, H, Tq, Tk) must stay "
         "whole for every size, 1 included."),
        (), {"hidden_config"}),
+    _m("extra_axes", ANY,
+       ("Hasilnya memiliki sumbu berukuran 1 tambahan (rank salah), mis. mask (1, 1, T, T) atau "
+        "(1, T, T) padahal kontrak meminta (T, T); nilainya sendiri benar.",
+        "The result has extra size-1 axes (the wrong rank), e.g. a (1, 1, T, T) or (1, T, T) mask "
+        "where the contract asks for (T, T); its values are right."),
+       ("Kembalikan bentuk yang ditulis kontrak, tanpa `[None, None]`, `unsqueeze(0)` atau "
+        "`view(1, 1, T, T)`: penyiaran (broadcasting) di tempat pemakaian menambah sumbu itu sendiri.",
+        "Return the shape the contract writes, without `[None, None]`, `unsqueeze(0)` or "
+        "`view(1, 1, T, T)`: broadcasting where it is used adds those axes by itself."),
+       (), VALUES | MASKING | {"shape"}, triggers={"shape"}),
     _m("batch_items_mixed", ANY,
        ("Item batch saling memengaruhi: keluaran satu item berubah ketika item lain berubah.",
         "Batch items influence each other: one item's output changes when another item changes."),

@@ -137,7 +137,7 @@ def locate(steps, result, entries, outer=False):
         return None  # what it returns is right (here): nothing to localize
     if not any(found[s.name] for s in steps):
         return None  # nothing of the reference's computation found: not sure where it goes wrong
-    effective = dict(found)
+    effective = {s.name: found[s.name] or s.optional for s in steps}  # optional: never the first wrong
     for step in reversed(steps):  # a step found through a step computed from it (fused steps)
         effective[step.name] = effective[step.name] or any(
             effective[c.name] for c in steps if step.name in c.deps)

@@ -30,6 +30,7 @@ class Step:
     deps: tuple = ()  # the steps it is computed from (none: only from the inputs)
     head_axis: int | None = None  # a per-head step: a head loop may make it one head at a time
     returned: int | None = None  # its place in what the target returns (-1: the result itself)
+    optional: bool = False  # a step code may make in another dtype (an integer arange): never the first wrong one
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,32 @@ def _ffn(sizes):
     return (Run(targets.FFN, (x,), {}, ((d, d_ff), {}), ref, steps),)
 
 
+def _pe(sizes):
+    """The sinusoidal table's steps: positions and the even indices 2i (either may be made as
+    integers: optional), the frequencies 10000^(-2i/d_model) (code that divides by
+    10000^(2i/d_model) instead never makes them: found through the angles), the angles, their
+    sines and cosines, the table."""
+    length, d = 2 * sizes.length, sizes.d_model  # longer than the chapter's: the angles grow
+    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    two_i = torch.arange(0, d, 2, dtype=torch.float64)
+    freq = torch.exp(two_i * (-math.log(10000.0) / d))
+    angles = pos * freq
+    table = torch.zeros(length, d, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = torch.sin(angles), torch.cos(angles)
+    steps = (Step("positions", T("posisi `0 … length-1`", "the positions `0 … length-1`"), pos, optional=True),
+             Step("two_i", T("indeks genap `2i`", "the even indices `2i`"), two_i, optional=True),
+             Step("freq", T("frekuensi `1 / 10000^(2i/d_model)`", "the frequencies `1 / 10000^(2i/d_model)`"),
+                  freq, ("two_i",)),
+             Step("angles", T("sudut `pos / 10000^(2i/d_model)`", "the angles `pos / 10000^(2i/d_model)`"),
+                  angles, ("positions", "freq")),
+             Step("sin", T("`sin` dari sudut", "the `sin` of the angles"), torch.sin(angles), ("angles",)),
+             Step("cos", T("`cos` dari sudut", "the `cos` of the angles"), torch.cos(angles), ("angles",)),
+             Step("out", T("tabel yang dikembalikan (sin di kolom genap, cos di kolom ganjil)",
+                           "the table returned (sin in the even columns, cos in the odd ones)"),
+                  table, ("sin", "cos"), returned=-1))
+    return (Run(targets.PE, (length, d), {}, steps=steps),)
+
+
 ATTN_OUT = T("keluaran self-attention", "the self-attention output")
 FFN_OUT = T("keluaran feed-forward", "the feed-forward output")
 
@@ -241,7 +268,7 @@ def _decoder(sizes):
     return (Run(targets.DEC, (x, memory), {}, ((d, h, d_ff), {}), ref, steps),)
 
 
-_MAKERS = {targets.SDPA: _sdpa, targets.MHA: _mha, targets.FFN: _ffn, targets.ENC: _encoder, targets.DEC: _decoder}
+_MAKERS = {targets.PE: _pe, targets.SDPA: _sdpa, targets.MHA: _mha, targets.FFN: _ffn, targets.ENC: _encoder, targets.DEC: _decoder}
 
 
 @functools.lru_cache(maxsize=16)

@@ -4,6 +4,9 @@ its symptom (``@symptom``, methods of ``SymptomProbes``, which ``Diagnoser`` inh
 order they are tried.
 """
 
+import ast
+import re
+
 import torch
 
 from autograder.checks import targets
@@ -178,6 +181,53 @@ class SymptomProbes:
             return None
         return self._any_setup(target, test)
 
+    @symptom("wrong_default")
+    def _wrong_default(self, target, base):
+        """A module built without the constructor's keywords that the contract gives a default
+        computes otherwise than the reference, and built with those defaults written out
+        computes the reference's (at the chapter's sizes, on the setups' inputs)."""
+        declared = targets.get(target)
+        values = contract_defaults(declared.signature.text)
+        setups = self._guarded(lambda: self._setups(target)) if values and declared.kind == targets.MODULE else None
+        if not setups:
+            return False
+        kit = ProbeKit(self, f"{target}/defaults")
+        _, args, kwargs, _ = setups[0]
+        built = declared.arguments(self.plan.chapter)
+        (own, ref, _), (spelled, spelled_ref, _) = kit.module(target, *built), kit.module(target, *built, **values)
+        verdicts = [self.same(_tensors(self.session.call(obj, *args, **kwargs))[0],
+                              self._reference_output(target, args, kwargs, reference))
+                    for obj, reference in ((own, ref), (spelled, spelled_ref))]
+        return verdicts == [False, True]
+
+    @symptom("extra_axes")
+    def _extra_axes(self, target, base):
+        """On the probe an output has more axes than the reference's, all the extra ones of size
+        1, and the reference's values once they are taken away."""
+        probe = self.probe(target)
+        if not probe.ok:
+            return False
+        extra = False
+        for key, want in self.expected(target, probe, base).items():
+            got = probe.outputs.get(key)
+            if not isinstance(want, torch.Tensor) or not isinstance(got, torch.Tensor) or isinstance(got, RemoteTensor):
+                continue
+            if got.dim() > want.dim() and _squeezed_copy(want, got, self.tol):
+                if not self.same(got.reshape(want.shape), want):
+                    return False
+                extra = True
+            elif not self.same(got, want):
+                return False  # something else is wrong too
+        return extra
+
+    @symptom("float64_result")
+    def _float64(self, target, base):
+        """On float32 inputs (the probe's) it returns float64 holding the reference's values."""
+        probe = self.probe(target)
+        return (probe.ok and self.matches(target, probe, base) and any(
+            isinstance(v, torch.Tensor) and not isinstance(v, RemoteTensor) and v.dtype == torch.float64
+            for v in probe.outputs.values()))
+
     @symptom("squeezed_axes")
     def _squeezed(self, target, base):
         """At size 1 (batch, tokens, heads, d_k) the output lacks size-1 axes but holds the
@@ -310,6 +360,21 @@ class SymptomProbes:
             return any(targets.SDPA in where for where in error.where)
         return False
 
+
+
+def contract_defaults(text):
+    """{keyword: value} of the constructor's defaults in a contract's spelling of a signature
+    ("EncoderBlock(d_model, num_heads, d_ff, prenorm=False); forward(x, mask=None)" ->
+    {"prenorm": False}); defaults that are not literals, and None, are left out."""
+    found = {}
+    for name, value in re.findall(r"(\w+)=([^,();]+)", text.split(";")[0]):
+        try:
+            value = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            continue
+        if value is not None:
+            found[name] = value
+    return found
 
 
 def _squeezed_copy(got, want, tol):
