@@ -1,7 +1,7 @@
 """The catalogue's mistakes of positional_encoding, FeedForward, EncoderBlock, DecoderBlock and
 of any block."""
 
-from autograder.checks.mistake import ANY, BLOCK_VALUES, VALUES, _m
+from autograder.checks.mistake import ANY, BLOCK_VALUES, CRASHES, VALUES, _m
 from autograder.checks.targets import DEC, ENC, FFN, PE
 
 MISTAKES = [
@@ -169,6 +169,16 @@ MISTAKES = [
        ("`mask = causal_mask(x.size(1)).to(x.device)`; `self_attn(n, n, n, mask)`.",
         "`mask = causal_mask(x.size(1)).to(x.device)`; `self_attn(n, n, n, mask)`."),
        ["causal_none"], BLOCK_VALUES | {"causality"}),
+    _m("dec.cross_attention_masked", DEC,
+       ("Cross-attention juga diberi mask kausal: memori encoder bukan \"masa depan\" token decoder, "
+        "jadi setiap token decoder boleh melihat seluruh memori (dan mask (Tdec, Tdec) gagal bila "
+        "panjang memori berbeda).",
+        "Cross-attention is given the causal mask too: the encoder's memory is not the decoder "
+        "tokens' \"future\", every decoder token may see all of it (and a (Tdec, Tdec) mask fails "
+        "when the memory's length differs)."),
+       ("Hanya self-attention yang memakai mask kausal; panggil `cross_attn(q, m, m)` tanpa mask.",
+        "Only self-attention takes the causal mask; call `cross_attn(q, m, m)` without a mask."),
+       ["cross_causal"], BLOCK_VALUES | CRASHES),
     _m("dec.post_ln", DEC,
        ("Urutan LayerNorm tertukar: blok decoder ditulis post-LN, padahal bab memakai pre-LN.",
         "The LayerNorm order is swapped: the decoder block is written post-LN, the chapter uses "
