@@ -131,8 +131,8 @@ def locate(steps, result, entries, outer=False):
         if step.returned is not None:
             value = _returned(result, step.returned)
             found[step.name] = value is not None and _close_same_shape(value, step.value)
-        else:
-            found[step.name] = bool(matches[step.name])
+        else:  # a rearranging step: its dep's own tensor holds it too, a wrong arrangement does not
+            found[step.name] = bool(matches[step.name]) and not (step.layout and permuted[step.name])
     if all(found[s.name] for s in steps if s.returned is not None):
         return None  # what it returns is right (here): nothing to localize
     if not any(found[s.name] for s in steps):

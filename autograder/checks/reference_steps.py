@@ -31,6 +31,7 @@ class Step:
     head_axis: int | None = None  # a per-head step: a head loop may make it one head at a time
     returned: int | None = None  # its place in what the target returns (-1: the result itself)
     optional: bool = False  # a step code may make in another dtype (an integer arange): never the first wrong one
+    layout: bool = False  # its dep rearranged (heads split): found only where nothing holds its values otherwise arranged
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,12 @@ def _mha_steps(ref, q, k, v, mask, prefix="", deps=(None, None, None), returned=
     steps = [Step(prefix + "q_proj", T("proyeksi `wq(q)`", "the projection `wq(q)`"), Q, tuple(filter(None, deps[:1]))),
              Step(prefix + "k_proj", T("proyeksi `wk(k)`", "the projection `wk(k)`"), K, tuple(filter(None, deps[1:2]))),
              Step(prefix + "v_proj", T("proyeksi `wv(v)`", "the projection `wv(v)`"), V, tuple(filter(None, deps[2:])))]
+    for name, value in (("q", Q), ("k", K), ("v", V)):  # a layout of the projection when right
+        steps.append(Step(f"{prefix}head_{name}", T(f"`{name.upper()}` yang dibagi menjadi head (B, H, T, d_k)",
+                                                    f"`{name.upper()}` split into heads (B, H, T, d_k)"),
+                          split(value), (f"{prefix}{name}_proj",), head_axis=1, layout=True))
     inner = _attention_steps(split(Q), split(K), split(V), mask, prefix + "head_", head_axis=1,
-                             deps=(prefix + "q_proj", prefix + "k_proj", prefix + "v_proj"),
+                             deps=(prefix + "head_q", prefix + "head_k", prefix + "head_v"),
                              returned=(None, returned[1]))
     merged = inner[-1].value.transpose(1, 2).reshape(b, tq, d)
     steps += inner
@@ -138,9 +143,19 @@ def _mha_steps(ref, q, k, v, mask, prefix="", deps=(None, None, None), returned=
     return steps
 
 
+def _heads_apart(d, h):
+    """(d_model, num_heads) with d_k != num_heads: where they are equal, heads split the other
+    way round (head i takes features i, i + H, ...) are the right heads transposed, a layout the
+    search would accept."""
+    if d // h != h:
+        return d, h
+    return (d, h // 2) if h % 2 == 0 and (d // (h // 2)) != h // 2 else (2 * d, h)
+
+
 def _mha(sizes):
     g = _generator("mha")
-    b, d, h = sizes.batch, sizes.d_model, sizes.num_heads
+    b = sizes.batch
+    d, h = _heads_apart(sizes.d_model, sizes.num_heads)
     ref = _reference(targets.MHA, d, h)
     found = []
     for tq, tk in _lengths(sizes):

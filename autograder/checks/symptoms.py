@@ -222,7 +222,12 @@ class SymptomProbes:
 
     @symptom("float64_result")
     def _float64(self, target, base):
-        """On float32 inputs (the probe's) it returns float64 holding the reference's values."""
+        """The target's dtype check failed, and on float32 inputs (the probe's) it returns float64
+        holding the reference's values (a model's probe may convert what it compares: the
+        check's verdict, made on what the student returned, comes first)."""
+        if not any(o.check.target == target and o.check.category == "dtype" and o.status == "failed"
+                   for o in self.outcomes.values()):
+            return False
         probe = self.probe(target)
         return (probe.ok and self.matches(target, probe, base) and any(
             isinstance(v, torch.Tensor) and not isinstance(v, RemoteTensor) and v.dtype == torch.float64
