@@ -17,8 +17,10 @@ that holds the step's values in another arrangement).
 
 Nothing is said when it is not sure: the returned result matches, no step was found at all, the
 weights could not all be copied in, or the trace was cut short. A target has several runs
-(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that raises on
-one, or computes it right, is tried on the next.
+(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that computes
+one right is tried on the next. Code that raises on a run is localized there (``_crash``) when
+its traceback has a line of the student's: the first step not reached among the tensors made
+before the error, at that line ("a crash is one finding, with the student's line").
 """
 
 import re
@@ -213,19 +215,15 @@ def _record(run, found, checks, place):
 
 
 def _raised_text(step, after, titles, kind, shapes, where_id, where_en):
-    said = bilingual(f"Kode Anda melempar {kind} pada masukan berukuran {shapes}{where_id}",
-                     f"Your code raises {kind} on inputs of shapes {shapes}{where_en}")
-    if step is None:
-        return bilingual(said.id + ".", said.en + ".")
+    before = bilingual(f" sebelum {step.title.id}" if step else "", f" before {step.title.en}" if step else "")
+    said = bilingual(f"kode Anda melempar {kind}{before.id} pada masukan berukuran {shapes}{where_id}",
+                     f"your code raises {kind}{before.en} on inputs of shapes {shapes}{where_en}")
     if after:
         return bilingual(f"Sama dengan solusi acuan sampai {' dan '.join(titles[a].id for a in after)}; "
-                         f"{step.title.id} tidak tercapai: {said.id[:1].lower()}{said.id[1:]}.",
+                         f"lalu {said.id}.",
                          f"Matches the reference up to {' and '.join(titles[a].en for a in after)}; "
-                         f"{step.title.en} is not reached: {said.en[:1].lower()}{said.en[1:]}.")
-    return bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} tidak tercapai: "
-                     f"{said.id[:1].lower()}{said.id[1:]}.",
-                     f"{step.title.en[:1].upper()}{step.title.en[1:]} is not reached: "
-                     f"{said.en[:1].lower()}{said.en[1:]}.")
+                         f"then {said.en}.")
+    return bilingual(f"{said.id[:1].upper()}{said.id[1:]}.", f"{said.en[:1].upper()}{said.en[1:]}.")
 
 
 # -- matching --------------------------------------------------------------------------------
