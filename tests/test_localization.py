@@ -128,6 +128,24 @@ def test_a_crash_is_localized_at_the_students_line(name):
     assert f"line {found.line}" in found.text.en and f"baris {found.line}" in found.text.id
 
 
+def test_a_crash_names_the_students_line_past_a_right_part():
+    from autograder.sandbox.process import StudentError
+    run = reference_steps.runs(targets.MHA, CHAPTER)[0]
+    frames = ["cell 4, line 51, in forward", "cell 3, line 14, in scaled_dot_product_attention"]
+    error = StudentError({"type": "RuntimeError", "message": "size mismatch", "where": frames})
+    at_part = localization._crash(run, error, False, set())
+    assert (at_part.origin, at_part.line, at_part.step) == ("cell 3", 14, None)  # no trace: no step
+    past = localization._crash(run, error, False, {targets.SDPA})  # the part passes its own checks
+    assert (past.origin, past.line) == ("cell 4", 51)
+    assert past.raised[2] == (targets.SDPA, "cell 3", 14)
+    record = localization._record(run, past, ("mha.masking",), __import__(
+        "autograder.grading.messages", fromlist=["place"]).place)
+    assert record.step == "raises" and record.line == 51
+    assert "sel 4, baris 51" in record.text.id and "inside `scaled_dot_product_attention`" in record.text.en
+    # no line of the student's in the traceback (it raised in torch, called from nowhere of theirs)
+    assert localization._crash(run, StudentError({"type": "RuntimeError", "where": []}), False, set()) is None
+
+
 # -- locate on hand-made traces ------------------------------------------------------------
 def _entries(*values, lines=None):
     return [{"value": v, "op": "op", "origin": "cell 3", "line": (lines or {}).get(i, 10 + i),
