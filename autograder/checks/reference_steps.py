@@ -216,13 +216,16 @@ def _encoder(sizes):
     g = _generator("encoder")
     d, h, d_ff = sizes.d_model, sizes.num_heads, sizes.d_ff
     x = _randn(g, sizes.batch, sizes.length, d)
+    padding = torch.zeros(sizes.batch, 1, 1, sizes.length, dtype=torch.bool)
+    padding[0, ..., -2:] = True  # the first item's last two tokens are padding
     found = []
-    for prenorm in (False, True):
+    # without a mask, then with a padding mask (code that drops the mask on one path)
+    for prenorm, mask in ((False, None), (True, None), (False, padding), (True, padding)):
         ref = _reference(targets.ENC, d, h, d_ff, prenorm=prenorm)
         with torch.no_grad():
             r, xd = copy.deepcopy(ref).double(), x.double()
             if not prenorm:
-                attn = r.attn(xd, xd, xd)[0]
+                attn = r.attn(xd, xd, xd, mask)[0]
                 res1 = xd + attn
                 ln1 = r.ln1(res1)
                 ffn = r.ffn(ln1)
@@ -235,7 +238,7 @@ def _encoder(sizes):
                          Step("out", T("keluaran `ln2(...)`", "the output `ln2(...)`"), r.ln2(res2), ("res2",), returned=-1))
             else:
                 ln1 = r.ln1(xd)
-                attn = r.attn(ln1, ln1, ln1)[0]
+                attn = r.attn(ln1, ln1, ln1, mask)[0]
                 res1 = xd + attn
                 ln2 = r.ln2(res1)
                 ffn = r.ffn(ln2)
@@ -246,7 +249,8 @@ def _encoder(sizes):
                          Step("ffn", FFN_OUT, ffn, ("ln2",)),
                          Step("out", T("keluaran, residual kedua `h + ffn(...)`", "the output, the second residual `h + ffn(...)`"),
                               res1 + ffn, ("res1", "ffn"), returned=-1))
-        found.append(Run(targets.ENC, (x,), {}, ((d, h, d_ff), {"prenorm": prenorm}), ref, steps))
+        found.append(Run(targets.ENC, (x,), {} if mask is None else {"mask": padding},
+                         ((d, h, d_ff), {"prenorm": prenorm}), ref, steps))
     return tuple(found)
 
 
