@@ -221,6 +221,18 @@ def test_a_result_computed_right_then_changed_says_so():
     assert (found.step.name, found.changed, found.line) == ("out", True, 13)
 
 
+def test_right_values_returned_in_another_shape_say_so_at_the_line_that_makes_them():
+    run = reference_steps.runs(targets.FFN, CHAPTER)[0]
+    steps = {s.name: s.value for s in run.steps}
+    flat = steps["out"].float().reshape(-1, steps["out"].size(-1))  # (B*T, D): never reshaped back
+    entries = _entries(steps["hidden"].float(), steps["gelu"].float(), flat)
+    found = localization.locate(run.steps, flat, entries)
+    assert (found.step.name, found.line, found.shape) == ("out", 12, (tuple(flat.shape), tuple(steps["out"].shape)))
+    wrong = flat * 1.5  # other values in another shape: not this finding
+    found = localization.locate(run.steps, wrong, _entries(steps["hidden"].float(), steps["gelu"].float(), wrong))
+    assert found is None or found.shape is None
+
+
 # -- a hostile worker ----------------------------------------------------------------------
 @pytest.mark.parametrize("reply", [
     {"trace": {"entries": "everything", "dropped": 0}},

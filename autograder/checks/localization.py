@@ -161,13 +161,27 @@ def locate(steps, result, entries, outer=False):
         seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
     if changed:
         seeds = {anchor}
-    index = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
+    reshaped = changed and _reshaped(_returned(result, step.returned), step.value)
+    # its values, right and in order, returned in another shape: where the returned tensor is made
+    index = max(matches[step.name]) if reshaped else _line(
+        step, entries, prepared, anchor, taken, permuted[step.name], seeds)
     origin, line = (None, None) if index is None else (
         entries[index]["outer"] if outer and entries[index].get("outer") else
         (entries[index]["origin"], entries[index]["line"]))
     if origin is None:
         line = None
-    return Found(step, after, origin, line, changed)
+    return Found(step, after, origin, line, changed, shape=reshaped or None)
+
+
+def _reshaped(value, reference):
+    """(its shape, the reference's) when ``value`` holds ``reference``'s values in the same order
+    in another shape (a (B*T, D) result for (B, T, D)), else False."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() \
+            or value.numel() != reference.numel() or tuple(value.shape) == tuple(reference.shape):
+        return False
+    if not _close(_canonical(value).flatten(), _canonical(reference).flatten()):
+        return False
+    return tuple(value.shape), tuple(reference.shape)
 
 
 @dataclass(frozen=True)
@@ -178,6 +192,7 @@ class Found:
     line: int | None
     changed: bool = False  # found right in the trace, then changed before it is returned
     raised: tuple | None = None  # (exception name, the inputs' shapes): the run raised there
+    shape: tuple | None = None  # (returned shape, reference's shape): right values, another shape
 
 
 def _record(run, found, checks, place):
@@ -186,7 +201,13 @@ def _record(run, found, checks, place):
     at = place(origin, line) if origin is not None else None
     where_id = f" ({at.id})" if at else ""
     where_en = f" ({at.en})" if at else ""
-    if found.raised is not None:
+    if found.shape is not None:
+        got, want = ("×".join(map(str, s)) for s in found.shape)
+        text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} berisi nilai solusi acuan, tetapi "
+                         f"dikembalikan dengan bentuk {got}, bukan {want}{where_id}.",
+                         f"{step.title.en[:1].upper()}{step.title.en[1:]} holds the reference's values but is "
+                         f"returned with the shape {got}, not {want}{where_en}.")
+    elif found.raised is not None:
         kind, shapes, via = found.raised
         if via is not None:  # raised inside a part that passes its own checks: what this line gives it
             inside = place(via[1], via[2])
