@@ -54,6 +54,18 @@ MISTAKES = [
         "Return float32: `torch.from_numpy(x).float()`, or make the tensor with "
         "`dtype=torch.float32` (in a module: its input's dtype)."),
        (), {"dtype"}),
+    _m("float32_result", ANY,
+       ("Kode tetap memakai float32 walau masukannya float64 (hasilnya float32, atau galat karena "
+        "float dan double tercampur): di suatu tempat tensor dibuat atau diubah menjadi float32 "
+        "(`.float()`, `dtype=torch.float32`, buffer float32).",
+        "The code keeps float32 where the inputs are float64 (a float32 result, or an error for "
+        "float and double mixed): somewhere a tensor is made in or cast to float32 (`.float()`, "
+        "`dtype=torch.float32`, a float32 buffer)."),
+       ("Ikuti dtype masukan: `torch.zeros(..., dtype=x.dtype)`, `.to(x)`, atau jangan mengubah "
+        "dtype sama sekali; kode yang benar bekerja sama baiknya setelah `.double()`.",
+        "Follow the input's dtype: `torch.zeros(..., dtype=x.dtype)`, `.to(x)`, or no cast at all; "
+        "right code works just as well after `.double()`."),
+       (), {"dtype"}),
     _m("squeezed_axes", ANY,
        ("Sumbu berukuran 1 dibuang (`.squeeze()`): batch 1, satu token, satu head atau d_k = 1 "
         "memberi bentuk yang salah.",

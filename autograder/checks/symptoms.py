@@ -200,6 +200,35 @@ class SymptomProbes:
                     for obj, reference in ((own, ref), (spelled, spelled_ref))]
         return verdicts == [False, True]
 
+    @symptom("float32_result")
+    def _float32(self, target, base):
+        """The target's dtype check failed; at the chapter's sizes it is right in float32, and in
+        float64 (inputs and, for a module, weights) it returns float32 holding the reference's
+        values or raises torch's error for mixed float and double."""
+        if not any(o.check.target == target and o.check.category == "dtype" and o.status == "failed"
+                   for o in self.outcomes.values()):
+            return False
+        declared = targets.get(target)
+        kit = ProbeKit(self, f"{target}/float64")
+
+        def test(obj, args, kwargs, ref):
+            if not any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args) or not self.same(
+                    _tensors(self.session.call(obj, *args, **kwargs))[0],
+                    self._reference_output(target, args, kwargs, ref)):
+                return False
+            args = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+            if declared.kind == targets.MODULE:
+                obj, ref = kit.ctx.with_own_sublayers(target, *declared.arguments(self.plan.chapter),
+                                                      dtype="float64", **MODELS[target].meta_kwargs(ref))
+            try:
+                got = _tensors(self.session.call(obj, *args, **kwargs))[0]
+            except StudentError as error:
+                return bool(_MIXED_DTYPES.search(error.message))
+            want = self._reference_output(target, args, kwargs, ref)
+            return (isinstance(got, torch.Tensor) and got.dtype == torch.float32
+                    and want.dtype == torch.float64 and bool(self.same(got, want)))
+        return bool(self._any_setup(target, test))
+
     @symptom("extra_axes")
     def _extra_axes(self, target, base):
         """On the probe an output has more axes than the reference's, all the extra ones of size
@@ -365,6 +394,11 @@ class SymptomProbes:
             return any(targets.SDPA in where for where in error.where)
         return False
 
+
+
+# torch's errors for float and double mixed in one operation
+_MIXED_DTYPES = re.compile(r"scalar type (Float|Double) but found (Float|Double)|same dtype|"
+                           r"(float|double) != (float|double)|(Float|Double) and (Float|Double)")
 
 
 def contract_defaults(text):
