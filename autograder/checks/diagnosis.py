@@ -39,6 +39,10 @@ from autograder.checks.registry import CheckFailed
 from autograder.checks.symptoms import SYMPTOMS, Probe, ProbeKit, SymptomProbes, symptom
 from autograder.checks.variants import MODELS, Unmodelled, causal_like
 from autograder.records import Diagnosis
+
+# What a NaN output makes fail besides the values: every comparison of two outputs, sums, gradients.
+NAN_BREAKS = frozenset({"rows_sum_to_one", "gradient_flow", "batch_independence", "memory_path", "causality",
+                        "masking", "permutation_equivariance", "layernorm_stats"})
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.sandbox.wire import RemoteTensor
 
@@ -188,6 +192,8 @@ class Diagnoser(SymptomProbes):
                 # the values are exactly those of the mixing (or right for a batch of one)
                 explains += [c for c in left if self.category(c) in VALUES | MASKING
                              and c not in explains]
+            if flags and self._nan_out(target):  # the mistake makes NaN: what NaN breaks follows from it
+                explains += [c for c in left if self.category(c) in NAN_BREAKS and c not in explains]
             if not explains and not self.forced:
                 continue
             root = {"target": target, "mistake": mistake, "flags": base | flags, "explains": explains,
@@ -198,6 +204,12 @@ class Diagnoser(SymptomProbes):
         return [Diagnosis(target, r["mistake"].id, r["mistake"].title, r["mistake"].hint,
                           tuple(sorted(set(r["explains"]), key=order.get)))
                 for target, r in found.items()]
+
+    def _nan_out(self, target):
+        """The target's probe (where a variant matched it, NaN for NaN) returned NaN."""
+        return any(isinstance(v, torch.Tensor) and not isinstance(v, RemoteTensor) and bool(torch.isnan(v).any())
+                   for sample in self._samples(target, self.probe(target)) if sample.ok
+                   for v in sample.outputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point())
 
     def _part_wrong_unnamed(self, target, found):
         """A graded part of ``target`` fails its own checks and no mistake was named there: the
