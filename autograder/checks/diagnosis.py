@@ -36,7 +36,8 @@ from autograder.checks import targets
 from autograder.checks.catalogue import ANY, BY_ID, CATALOGUE, MASKING, VALUES
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
-from autograder.checks.symptoms import SYMPTOMS, Probe, ProbeKit, SymptomProbes, symptom
+from autograder.checks.probes import Probe, ProbeKit
+from autograder.checks.symptoms import SYMPTOMS, SymptomProbes, symptom
 from autograder.checks.variants import MODELS, Unmodelled, causal_like
 from autograder.records import Diagnosis
 
