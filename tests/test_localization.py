@@ -35,6 +35,7 @@ EXPECTED = {
     "encoder/mutants/loc_ffn_hidden_halved.py": (targets.FFN, "gelu", "hidden * 0.5"),
     "encoder/mutants/loc_attn_residual_half.py": (targets.ENC, "res1", "0.5 * a"),
     "decoder/mutants/loc_cross_residual_doubled.py": (targets.DEC, "res2", "2 * z"),
+    "encoder/mutants/loc_pe_base_1000.py": (targets.PE, "freq", "torch.pow(1000.0"),
 }
 
 
@@ -52,6 +53,17 @@ NAMED_OR_LOCALIZED = {
     "decoder/mutants/loc_cross_query_from_input.py": ("self.ln2(x)",),
     "decoder/mutants/loc_cross_values_raw_memory.py": ("m, memory)",),
     "decoder/mutants/loc_ln1_reused_for_ln2.py": ("m = self.ln1(memory)",),
+}
+
+# One-bug files that raise at the localization's sizes (issue 22: "a crash is one finding, with
+# the student's line"): file -> (target, the step not reached, the lines that may be given).
+CRASHES = {
+    # raises inside scaled_dot_product_attention, which is right: the line that calls it
+    "attention/mutants/loc_crash_mask_as_padding.py": (
+        targets.MHA, "head_masked", ("mask.reshape(b, 1, 1, -1)", "scaled_dot_product_attention(Q, K, V, mask)")),
+    # a block: the line of its own forward, not the line inside its sub-layer
+    "decoder/mutants/loc_crash_cross_query_swapped.py": (
+        targets.DEC, "cross", ("self.cross_attn(m, q, q)", "h = h + z")),
 }
 
 
@@ -99,6 +111,39 @@ def test_a_listed_bug_is_named_or_localized_at_its_line(name):
     found = result.localizations[0]
     lines = {_line_of(path, text) for text in NAMED_OR_LOCALIZED[name]}
     assert found.origin == "file" and found.line in lines, (name, found.text.en)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CRASHES))
+def test_a_crash_is_localized_at_the_students_line(name):
+    path = CORPUS / name
+    target, step, texts = CRASHES[name]
+    result = _grade(path, name.split("/")[0])
+    assert result.score < result.max_score and not _named(result)
+    assert [x.target for x in result.localizations] == [target], result.localizations
+    found = result.localizations[0]
+    assert (found.step, found.origin) == (step, "file")
+    assert found.line in {_line_of(path, text) for text in texts}, found.text.en
+    assert "RuntimeError" in found.text.en and "melempar RuntimeError" in found.text.id
+    assert f"line {found.line}" in found.text.en and f"baris {found.line}" in found.text.id
+
+
+def test_a_crash_names_the_students_line_past_a_right_part():
+    from autograder.sandbox.process import StudentError
+    run = reference_steps.runs(targets.MHA, CHAPTER)[0]
+    frames = ["cell 4, line 51, in forward", "cell 3, line 14, in scaled_dot_product_attention"]
+    error = StudentError({"type": "RuntimeError", "message": "size mismatch", "where": frames})
+    at_part = localization._crash(run, error, False, set())
+    assert (at_part.origin, at_part.line, at_part.step) == ("cell 3", 14, None)  # no trace: no step
+    past = localization._crash(run, error, False, {targets.SDPA})  # the part passes its own checks
+    assert (past.origin, past.line) == ("cell 4", 51)
+    assert past.raised[2] == (targets.SDPA, "cell 3", 14)
+    record = localization._record(run, past, ("mha.masking",), __import__(
+        "autograder.grading.messages", fromlist=["place"]).place)
+    assert record.step == "raises" and record.line == 51
+    assert "sel 4, baris 51" in record.text.id and "inside `scaled_dot_product_attention`" in record.text.en
+    # no line of the student's in the traceback (it raised in torch, called from nowhere of theirs)
+    assert localization._crash(run, StudentError({"type": "RuntimeError", "where": []}), False, set()) is None
 
 
 # -- locate on hand-made traces ------------------------------------------------------------
@@ -174,6 +219,18 @@ def test_a_result_computed_right_then_changed_says_so():
     entries = _entries(steps["hidden"].float(), steps["gelu"].float(), steps["out"].float(), spoiled.float())
     found = localization.locate(run.steps, spoiled.float(), entries)
     assert (found.step.name, found.changed, found.line) == ("out", True, 13)
+
+
+def test_right_values_returned_in_another_shape_say_so_at_the_line_that_makes_them():
+    run = reference_steps.runs(targets.FFN, CHAPTER)[0]
+    steps = {s.name: s.value for s in run.steps}
+    flat = steps["out"].float().reshape(-1, steps["out"].size(-1))  # (B*T, D): never reshaped back
+    entries = _entries(steps["hidden"].float(), steps["gelu"].float(), flat)
+    found = localization.locate(run.steps, flat, entries)
+    assert (found.step.name, found.line, found.shape) == ("out", 12, (tuple(flat.shape), tuple(steps["out"].shape)))
+    wrong = flat * 1.5  # other values in another shape: not this finding
+    found = localization.locate(run.steps, wrong, _entries(steps["hidden"].float(), steps["gelu"].float(), wrong))
+    assert found is None or found.shape is None
 
 
 # -- a hostile worker ----------------------------------------------------------------------

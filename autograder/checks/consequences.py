@@ -47,7 +47,7 @@ def derive(outcomes, diagnoses):
     for o in outcomes:
         if o.status in ("failed", "timeout") and o.check.id not in explained:
             failed.setdefault(o.check.target, []).append(o)
-    found, rest = [], {}
+    found, rest, by_target = [], {}, {}
     for target, left in failed.items():
         errors, unplaced = {}, []
         for o in left:
@@ -60,8 +60,11 @@ def derive(outcomes, diagnoses):
             places = [key for key in errors if key[0] == kind]
             if len(places) == 1:
                 errors[places[0]].append(o)
-        grouped = set()
-        order = {o.check.id: i for i, o in enumerate(outcomes)}
+        by_target[target] = errors
+    _to_parts(by_target)
+    order = {o.check.id: i for i, o in enumerate(outcomes)}
+    grouped = set()
+    for target, errors in by_target.items():
         for (kind, where), group in errors.items():
             group.sort(key=lambda o: order[o.check.id])
             if len(group) < 2:
@@ -79,6 +82,7 @@ def derive(outcomes, diagnoses):
                 "galat itu saja, bukan karena hal lain.",
                 f"Fix the {kind} at {where} first; the checks below fail because of that error "
                 "alone, not for reasons of their own."), ids))
+    for target, left in failed.items():
         rest[target] = [o for o in left if o.check.id not in grouped]
     for target, left in rest.items():
         cause = next((o for o in left if o.check.category == "numeric_vs_reference"
@@ -94,6 +98,23 @@ def derive(outcomes, diagnoses):
         if follow:
             found.append(_follows(target, cause, tuple(o.check.id for o in follow)))
     return found
+
+
+def _to_parts(by_target):
+    """Moves a target's checks failed by an error into the group of one of its parts failed by
+    the same error at the same innermost line (a scaled_dot_product_attention that raises, and
+    the MultiHeadAttention that calls it): one error, one finding, at its root."""
+    for target, errors in by_target.items():
+        for key in list(errors):
+            for part in targets.parts_of(target):
+                same = [k for k in by_target.get(part, {}) if k[0] == key[0] and _inner(k[1]) == _inner(key[1])]
+                if same:
+                    by_target[part][same[0]].extend(errors.pop(key))
+                    break
+
+
+def _inner(where):
+    return where.split("; ")[-1]
 
 
 def _sizes(message):

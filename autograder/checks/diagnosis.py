@@ -11,11 +11,12 @@ How a mistake is recognised. A *variant* mistake: the target is probed once on a
 own code, the reference's weights copied in); the mistake is named only when the student's
 outputs match the variant within the float32 tolerance, do NOT match the reference, and the
 variant itself differs from the reference on those inputs. A correct submission therefore never
-matches. A *symptom* mistake (``@symptom`` below, tried in the order they are declared here) is
-recognised from a failed check of one of its trigger categories plus one probe that shows the
-symptom directly: inputs changed in place, no gradient although the values are right, an error
-on another device although the CPU works, size-1 axes missing from an otherwise right output,
-batch items leaking into each other, right at the chapter's sizes and wrong at others.
+matches. A *symptom* mistake (``@symptom`` in ``checks.symptoms``, tried in the order they are
+declared there) is recognised from a failed check of one of its trigger categories plus one
+probe that shows the symptom directly: inputs changed in place, no gradient although the values
+are right, an error on another device although the CPU works, size-1 axes missing from an
+otherwise right output, batch items leaking into each other, right at the chapter's sizes and
+wrong at others.
 
 Root cause first, once. Targets are visited in the plan's order (a sub-layer before what uses
 it). A mistake found in one target also *explains* the failed checks of the targets built on it
@@ -35,89 +36,19 @@ from autograder.checks import targets
 from autograder.checks.catalogue import ANY, BY_ID, CATALOGUE, MASKING, VALUES
 from autograder.checks.context import Context
 from autograder.checks.registry import CheckFailed
+from autograder.checks.probes import Probe, ProbeKit
+from autograder.checks.symptoms import SYMPTOMS, SymptomProbes, symptom
 from autograder.checks.variants import MODELS, Unmodelled, causal_like
-from autograder.checks.verdicts import meta_has_no_data
 from autograder.records import Diagnosis
+
+# What a NaN output makes fail besides the values: every comparison of two outputs, sums, gradients.
+NAN_BREAKS = frozenset({"rows_sum_to_one", "gradient_flow", "batch_independence", "memory_path", "causality",
+                        "masking", "permutation_equivariance", "layernorm_stats"})
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.sandbox.wire import RemoteTensor
 
 
-class Probe:
-    """What one target returned on the inputs of one probe (each target is probed once per
-    kind and remembered), and how the variants compute the same."""
-
-    def __init__(self, outputs=None, failure=None, inputs=None, raised=False):
-        self.outputs = outputs or {}  # key -> what the student returned (a tensor, or not)
-        self.failure = failure  # StudentError / CheckFailed / WorkerFailure, or None
-        self.inputs = inputs or {}  # what the variants need: inputs, reference weights, sizes
-        self.raised = raised or failure is not None  # some call of the probe failed
-
-    @property
-    def ok(self):
-        return self.failure is None and bool(self.outputs)
-
-
-def _tensors(pair, count=2):
-    if isinstance(pair, (tuple, list)) and len(pair) == count:
-        return list(pair)
-    return [pair] + [None] * (count - 1)
-
-
-class ProbeKit:
-    """What a target's ``Model`` works with for one probe: the sizes ``z``, inputs drawn from
-    a generator of the probe's own name, the student's calls (``call`` keeps going past an
-    error and remembers it; ``ctx.call`` raises), modules with the reference's weights."""
-
-    def __init__(self, diagnoser, name, z=None, kind=None):
-        self.diagnoser, self.z, self.kind = diagnoser, z, kind
-        self.ctx = diagnoser.ctx(name)
-        self.generator = diagnoser.generator(name)
-        self.chapter = diagnoser.plan.chapter
-        self.reference = targets.REFERENCES
-        self.failures = []
-
-    def randn(self, *shape, scale=1.0):
-        return self.diagnoser.randn(self.generator, *shape, scale=scale)
-
-    def call(self, obj, *args, count=2, **kwargs):
-        try:
-            return _tensors(self.ctx.call(obj, *args, **kwargs), count)
-        except StudentError as error:
-            self.failures.append(error)
-            return [None] * count
-
-    @staticmethod
-    def tensors(result, count=2):
-        return _tensors(result, count)
-
-    @staticmethod
-    def padding(batch, t):
-        mask = torch.zeros(batch, 1, 1, t, dtype=torch.bool)
-        mask[0, ..., t - 1:], mask[-1, ..., t - 2:] = True, True
-        return mask
-
-    def module(self, name, *args, **kwargs):
-        """A student module with the reference's weights, the reference, its weights (float64)."""
-        return self.diagnoser.module(name, self.ctx, *args, **kwargs)
-
-    def arguments(self, name):
-        return targets.get(name).arguments(self.chapter)
-
-
-# -- mistakes found by their symptom, in the order they are tried --------------------------------
-SYMPTOMS = {}  # mistake id -> Diagnoser method name, in the order they are tried
-
-
-def symptom(mistake_id):
-    """Declare the decorated Diagnoser method as the probe that shows ``mistake_id``:
-    ``test(self, target, base)`` returns something true when the target shows it."""
-    def register(method):
-        SYMPTOMS[mistake_id] = method.__name__
-        return method
-    return register
-
-
-class Diagnoser:
+class Diagnoser(SymptomProbes):
     def __init__(self, session, plan, outcomes, forced=False):
         self.session, self.plan, self.forced = session, plan, forced
         self.outcomes = {o.check.id: o for o in outcomes}
@@ -262,6 +193,8 @@ class Diagnoser:
                 # the values are exactly those of the mixing (or right for a batch of one)
                 explains += [c for c in left if self.category(c) in VALUES | MASKING
                              and c not in explains]
+            if flags and self._nan_out(target):  # the mistake makes NaN: what NaN breaks follows from it
+                explains += [c for c in left if self.category(c) in NAN_BREAKS and c not in explains]
             if not explains and not self.forced:
                 continue
             root = {"target": target, "mistake": mistake, "flags": base | flags, "explains": explains,
@@ -272,6 +205,12 @@ class Diagnoser:
         return [Diagnosis(target, r["mistake"].id, r["mistake"].title, r["mistake"].hint,
                           tuple(sorted(set(r["explains"]), key=order.get)))
                 for target, r in found.items()]
+
+    def _nan_out(self, target):
+        """The target's probe (where a variant matched it, NaN for NaN) returned NaN."""
+        return any(isinstance(v, torch.Tensor) and not isinstance(v, RemoteTensor) and bool(torch.isnan(v).any())
+                   for sample in self._samples(target, self.probe(target)) if sample.ok
+                   for v in sample.outputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point())
 
     def _part_wrong_unnamed(self, target, found):
         """A graded part of ``target`` fails its own checks and no mistake was named there: the
@@ -414,232 +353,6 @@ class Diagnoser:
             there = self._memo(mistake.id, root["target"], lambda: None)
             return bool(here and there) and here[0] == there[0] and bool(here[1] & there[1])
         return bool(here)
-
-    # -- probes for the mistakes found by their symptom --------------------------------------------
-    def _setups(self, target, batch=2):
-        """Calls at the chapter's sizes: [(callee, args, kwargs, reference)], one per form of
-        the target (the encoder block: post-LN and pre-LN)."""
-        return MODELS[target].setups(ProbeKit(self, f"{target}/inputs{batch}"), batch)
-
-    def _reference_output(self, target, args, kwargs, ref):
-        with torch.no_grad():
-            if ref is None:  # a function: the declared reference
-                return targets.get(target).implementation()(*args, **kwargs)[0]
-            result = ref(*args, **kwargs)
-        return result[0] if isinstance(result, (tuple, list)) else result
-
-    @staticmethod
-    def _guarded(function):
-        try:
-            return function()
-        except (StudentError, CheckFailed, WorkerFailure):
-            return None
-
-    def _any_setup(self, target, test, batch=2):
-        """The first true answer of ``test(callee, args, kwargs, reference)`` over the setups
-        (a setup the student's code fails on answers nothing)."""
-        for setup in self._guarded(lambda: self._setups(target, batch)) or []:
-            answer = self._guarded(lambda: test(*setup))
-            if answer:
-                return answer
-        return None
-
-    @symptom("dropout_in_eval")
-    def _random(self, target, base):
-        """Two calls with the same input give different results (in eval mode)."""
-        def test(obj, args, kwargs, ref):
-            first = _tensors(self.session.call(obj, *args, **kwargs))[0]
-            second = _tensors(self.session.call(obj, *args, **kwargs))[0]
-            return (isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)
-                    and first.shape == second.shape
-                    and not torch.allclose(first, second, rtol=0, atol=0, equal_nan=True))
-        return bool(self._any_setup(target, test))
-
-    @symptom("inputs_modified_in_place")
-    def _in_place(self, target, base):
-        def test(obj, args, kwargs, ref):
-            _, after = self.session.call_returning_inputs(obj, *args, **kwargs)
-            return any(isinstance(a, torch.Tensor) and not (
-                isinstance(b, torch.Tensor) and b.shape == a.shape and torch.equal(a, b))
-                for a, b in zip(args, after or []))
-        return bool(self._any_setup(target, test))
-
-    @symptom("graph_detached")
-    def _detached(self, target, base):
-        """Right values, no gradient to some parameter or input."""
-        def test(obj, args, kwargs, ref):
-            out = _tensors(self.session.call(obj, *args, **kwargs))[0]
-            if not self.same(out, self._reference_output(target, args, kwargs, ref)):
-                return False
-            params, inputs = self.session.grad(obj, torch.ones_like(out), *args, **kwargs)
-            dead = [p for p, grad in params.items() if not isinstance(grad, torch.Tensor)]
-            dead += [i for i, a in enumerate(args) if a.is_floating_point() and (
-                i >= len(inputs) or not isinstance(inputs[i], torch.Tensor)
-                or not bool(inputs[i].abs().sum() > 0))]
-            return bool(dead)
-        return bool(self._any_setup(target, test))
-
-    @symptom("fixed_device")
-    def _fixed_device(self, target, base):
-        """Works on the CPU, fails on the ``meta`` device: returns where it failed."""
-        declared = targets.get(target)
-
-        def test(obj, args, kwargs, ref):
-            self.session.call(obj, *args, **kwargs)
-            meta = [a.to("meta") for a in args]
-            meta_kwargs = {k: v.to("meta") for k, v in kwargs.items()}
-            try:
-                remote = target if declared.kind == targets.FUNCTION else self.session.new(
-                    target, *declared.arguments(self.plan.chapter), device="meta",
-                    **MODELS[target].meta_kwargs(ref))
-                self.session.call(remote, *meta, **meta_kwargs)
-            except StudentError as error:
-                if meta_has_no_data(error):
-                    return None  # meta's own limit, not the code's device (expect_runs_on_meta)
-                return error.type, frozenset(error.where) or frozenset([error.message])
-            return None
-        return self._any_setup(target, test)
-
-    @symptom("squeezed_axes")
-    def _squeezed(self, target, base):
-        """At size 1 (batch, tokens, heads, d_k) the output lacks size-1 axes but holds the
-        reference's values."""
-        def test():
-            calls = MODELS[target].size_one_calls(ProbeKit(self, f"{target}/ones"))
-            if calls is None:
-                return False
-            squeezed = False
-            for got, want in calls:
-                for a, b in zip(got, want):
-                    if not isinstance(b, torch.Tensor):
-                        continue
-                    if self.same(a, b):
-                        continue
-                    if not _squeezed_copy(a, b, self.tol):
-                        return False
-                    squeezed = True
-            return squeezed
-        return bool(self._guarded(test))
-
-    @symptom("batch_items_mixed")
-    def _mixed(self, target, base):
-        """Changing batch items 1 and 2 changes the output of batch item 0."""
-        g = self.generator(f"{target}/mixed")
-
-        def test(obj, args, kwargs, ref):
-            out = _tensors(self.session.call(obj, *args, **kwargs))[0]
-            changed = [a.clone() for a in args]
-            for a in changed:
-                a[1:] = self.randn(g, *a[1:].shape)
-            again = _tensors(self.session.call(obj, *changed, **kwargs))[0]
-            if not (isinstance(out, torch.Tensor) and isinstance(again, torch.Tensor)
-                    and out.shape == again.shape and out.shape[:1] == (3,)):
-                return False
-            repeat = _tensors(self.session.call(obj, *args, **kwargs))[0]
-            if not (isinstance(repeat, torch.Tensor) and torch.equal(repeat, out)):
-                return False  # not deterministic (dropout): another matter
-            return not torch.allclose(out[0], again[0], atol=1e-5, rtol=0)
-        return bool(self._any_setup(target, test, batch=3))
-
-    @symptom("equal_lengths_assumed")
-    def _equal_lengths(self, target, base):
-        """Right when Tq == Tk, wrong (or failing) at the chapter's Tq != Tk."""
-        if not MODELS[target].two_lengths:
-            return False
-        square = self.probe(target, "square")
-        if not square.ok or not self.matches(target, square, base):
-            return False
-        chapter = self.probe(target, "chapter")
-        return not (chapter.ok and self.matches(target, chapter, base))
-
-    @symptom("sdpa.head_axis")
-    def _head_axis(self, target, base):
-        """Right on (B, T, d) inputs, raises once they have a head axis (B, H, T, d_k)."""
-        if target != BY_ID["sdpa.head_axis"].home:
-            return False
-        g = self.generator(f"{target}/head_axis")
-        q, k, v = self.randn(g, 2, 3, 5, 4), self.randn(g, 2, 3, 7, 4), self.randn(g, 2, 3, 7, 4)
-        try:
-            flat = _tensors(self.session.call(target, q[0], k[0], v[0]), 2)
-        except StudentError:
-            return False
-        expected = targets.REFERENCES.scaled_dot_product_attention(q[0], k[0], v[0])
-        if any(not isinstance(got, torch.Tensor) or got.shape != want.shape
-               or not torch.allclose(got, want, rtol=self.tol.rtol, atol=self.tol.atol)
-               for got, want in zip(flat, expected)):
-            return False
-        try:
-            self.session.call(target, q, k, v)
-        except StudentError:
-            return True
-        return False
-
-    @symptom("hardcoded_sizes")
-    def _hardcoded(self, target, base):
-        """Right at the chapter's sizes, wrong (or failing) at others or on a long sequence."""
-        chapter = self.probe(target, "chapter")
-        if not chapter.ok or not self.matches(target, chapter, base):
-            return False
-        for kind in ("standard", "long"):
-            other = self.probe(target, kind)
-            if not (other.ok and self.matches(target, other, base)):
-                return True
-        return False
-
-    @symptom("dec.mask_made_float")
-    def _mask_made_float(self, target, base):
-        """The block hands its self-attention a float copy of the causal mask (0/1 values)."""
-        if target != BY_ID["dec.mask_made_float"].home:
-            return False
-        kit = ProbeKit(self, f"{target}/mask_dtype")
-        c = self.plan.chapter
-        obj, _, _ = kit.module(target, *kit.arguments(target))
-        x, memory = kit.randn(2, c.decoder_length, c.d_model), kit.randn(2, c.length, c.d_model)
-        standins = {"self_attn": [kit.ctx.standin_attention(2, c.num_heads, c.decoder_length,
-                                                            c.decoder_length, c.d_model)]}
-        _, records = kit.ctx.record(obj, x, memory, modules=("self_attn",), functions=("causal_mask",),
-                                    standins=standins)
-        calls, made = records.of("self_attn"), records.of("causal_mask")
-        if len(calls) != 1 or not made or not all(
-                isinstance(m.main, torch.Tensor) and m.main.dtype == torch.bool for m in made):
-            return False  # a causal_mask that is float itself is causal_mask's own matter
-        mask = calls[0].attention_arguments()[3]
-        return (isinstance(mask, torch.Tensor) and mask.is_floating_point()
-                and mask.shape[-2:] == (c.decoder_length, c.decoder_length)
-                and torch.equal(mask.reshape(-1, *mask.shape[-2:])[0].bool(),
-                                causal_like(c.decoder_length))
-                and bool(((mask == 0) | (mask == 1)).all()))
-
-    def _right_alone(self, target):
-        """With a batch of one (nothing to mix) every form's output equals the reference."""
-        def test():
-            setups = self._setups(target, batch=1)
-            return bool(setups) and all(
-                self.same(_tensors(self.session.call(obj, *args, **kwargs))[0],
-                          self._reference_output(target, args, kwargs, ref))
-                for obj, args, kwargs, ref in setups)
-        return bool(self._memo("right_alone", target, test))
-
-    def _raises_in_sdpa(self, target):
-        """MultiHeadAttention, at the chapter's sizes, raises inside scaled_dot_product_attention."""
-        if target != targets.MHA:
-            return False
-        c, g = self.plan.chapter, self.generator(f"{target}/raises_in_sdpa")
-        q, kv = self.randn(g, 2, 5, c.d_model), self.randn(g, 2, 7, c.d_model)
-        try:
-            self.session.call(self.session.new(target, c.d_model, c.num_heads), q, kv, kv)
-        except StudentError as error:
-            return any(targets.SDPA in where for where in error.where)
-        return False
-
-
-def _squeezed_copy(got, want, tol):
-    """``got`` is ``want`` with some size-1 axes dropped."""
-    if not isinstance(got, torch.Tensor) or isinstance(got, RemoteTensor) or got.shape == want.shape:
-        return False
-    if got.numel() != want.numel() or [n for n in got.shape if n != 1] != [n for n in want.shape if n != 1]:
-        return False
-    return bool(torch.allclose(got.reshape(want.shape).double(), want.double(), rtol=tol.rtol, atol=tol.atol))
 
 
 def diagnose(session, plan, outcomes, forced=False):

@@ -17,10 +17,13 @@ that holds the step's values in another arrangement).
 
 Nothing is said when it is not sure: the returned result matches, no step was found at all, the
 weights could not all be copied in, or the trace was cut short. A target has several runs
-(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that raises on
-one, or computes it right, is tried on the next.
+(attention: Tq != Tk, then Tq = Tk; the encoder block: post-LN, then pre-LN); code that computes
+one right is tried on the next. Code that raises on a run is localized there (``_crash``) when
+its traceback has a line of the student's: the first step not reached among the tensors made
+before the error, at that line ("a crash is one finding, with the student's line").
 """
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -33,6 +36,7 @@ from autograder.texts import bilingual
 RTOL, ATOL = 1e-3, 1e-4  # the same numbers, computed in another order or precision
 BLOCKED = -1e4  # at or below: a blocked score (-inf, -1e9 and -1e4 read the same)
 LAYOUT, PERMUTED = "layout", "permuted"
+_FRAME = re.compile(r"^(?P<origin>.*?), line (?P<line>\d+)(?:, in (?P<name>.*))?$")  # the worker's frames
 
 
 def localize(session, plan, outcomes, diagnoses=(), forced=False):
@@ -47,6 +51,7 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             failed.setdefault(o.check.target, []).append(o.check.id)
     diagnosed = {d.target for d in diagnoses}
     explained = {c for d in diagnoses for c in d.explains}
+    graded = {o.check.target for o in outcomes}
     found = []
     for name in targets.names():
         checks = [c for c in failed.get(name, ()) if c not in explained]
@@ -54,15 +59,50 @@ def localize(session, plan, outcomes, diagnoses=(), forced=False):
             continue
         if any(x.target in targets.parts_of(name) for x in found):
             continue  # the part's own first wrong step is the root
+        outer = bool(targets.get(name).sublayers)
+        right = {p for p in targets.parts_of(name) if p in graded and p not in failed}
         for run in reference_steps.cached_runs(name, plan.chapter):
             try:
-                answer = _localize_run(session, run, outer=bool(targets.get(name).sublayers))
-            except StudentError:
-                continue  # it raises on these inputs: the next run may still localize it
+                answer = _localize_run(session, run, outer)
+            except StudentError as error:  # it raises on these inputs: where, if the student's line says
+                answer = _crash(run, error, outer, right)
             if answer is not None:
                 found.append(_record(run, answer, checks, place))
                 break
     return tuple(found)
+
+
+def _crash(run, error, outer, right):
+    """A ``Found`` for a run that raised, or None: the first step not found among the tensors
+    made before the error (``error.trace``), at the student's line where it raised (the
+    traceback's frames in the student's code, never torch's). The line is the innermost frame,
+    past frames in a function part of the target that passes all its own checks (``right``: the
+    error is in what the target gives it, at the line that calls it); for a block (``outer``),
+    the line of its own forward that the last tensor made before the error came from."""
+    frames = [m for m in (_FRAME.match(str(w)) for w in error.where) if m]
+    if not frames:
+        return None  # no line of the student's: not sure where
+    trace = getattr(error, "trace", None)
+    entries = trace["entries"] if trace and not trace["dropped"] else []
+    places = [(m["origin"], int(m["line"])) for m in frames]
+    place = None
+    if outer and entries and tuple(entries[-1].get("outer") or ()) in places:
+        place = tuple(entries[-1]["outer"])
+    via = None
+    if place is None:
+        inner = list(frames)
+        while len(inner) > 1 and inner[-1]["name"] in right and targets.get(inner[-1]["name"]).kind == targets.FUNCTION:
+            via = via or (inner[-1]["name"], inner[-1]["origin"], int(inner[-1]["line"]))
+            inner.pop()
+        place = (inner[-1]["origin"], int(inner[-1]["line"]))
+    found = locate(run.steps, None, entries, outer) if entries else None
+    step = found.step if found is not None else None
+    after = found.after if found is not None else []
+    return Found(step, after, place[0], place[1], raised=(error.type, _shapes(run), via))
+
+
+def _shapes(run):
+    return ", ".join("×".join(str(n) for n in a.shape) for a in run.args if isinstance(a, torch.Tensor))
 
 
 def _localize_run(session, run, outer=False):
@@ -93,13 +133,13 @@ def locate(steps, result, entries, outer=False):
         if step.returned is not None:
             value = _returned(result, step.returned)
             found[step.name] = value is not None and _close_same_shape(value, step.value)
-        else:
-            found[step.name] = bool(matches[step.name])
+        else:  # a rearranging step: its dep's own tensor holds it too, a wrong arrangement does not
+            found[step.name] = bool(matches[step.name]) and not (step.layout and permuted[step.name])
     if all(found[s.name] for s in steps if s.returned is not None):
         return None  # what it returns is right (here): nothing to localize
     if not any(found[s.name] for s in steps):
         return None  # nothing of the reference's computation found: not sure where it goes wrong
-    effective = dict(found)
+    effective = {s.name: found[s.name] or s.optional for s in steps}  # optional: never the first wrong
     for step in reversed(steps):  # a step found through a step computed from it (fused steps)
         effective[step.name] = effective[step.name] or any(
             effective[c.name] for c in steps if step.name in c.deps)
@@ -121,13 +161,27 @@ def locate(steps, result, entries, outer=False):
         seeds = {i for i, e in enumerate(entries) if e["op"] == "input"}
     if changed:
         seeds = {anchor}
-    index = _line(step, entries, prepared, anchor, taken, permuted[step.name], seeds)
+    reshaped = changed and _reshaped(_returned(result, step.returned), step.value)
+    # its values, right and in order, returned in another shape: where the returned tensor is made
+    index = max(matches[step.name]) if reshaped else _line(
+        step, entries, prepared, anchor, taken, permuted[step.name], seeds)
     origin, line = (None, None) if index is None else (
         entries[index]["outer"] if outer and entries[index].get("outer") else
         (entries[index]["origin"], entries[index]["line"]))
     if origin is None:
         line = None
-    return Found(step, after, origin, line, changed)
+    return Found(step, after, origin, line, changed, shape=reshaped or None)
+
+
+def _reshaped(value, reference):
+    """(its shape, the reference's) when ``value`` holds ``reference``'s values in the same order
+    in another shape (a (B*T, D) result for (B, T, D)), else False."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point() \
+            or value.numel() != reference.numel() or tuple(value.shape) == tuple(reference.shape):
+        return False
+    if not _close(_canonical(value).flatten(), _canonical(reference).flatten()):
+        return False
+    return tuple(value.shape), tuple(reference.shape)
 
 
 @dataclass(frozen=True)
@@ -137,6 +191,8 @@ class Found:
     origin: str | None
     line: int | None
     changed: bool = False  # found right in the trace, then changed before it is returned
+    raised: tuple | None = None  # (exception name, the inputs' shapes): the run raised there
+    shape: tuple | None = None  # (returned shape, reference's shape): right values, another shape
 
 
 def _record(run, found, checks, place):
@@ -145,7 +201,22 @@ def _record(run, found, checks, place):
     at = place(origin, line) if origin is not None else None
     where_id = f" ({at.id})" if at else ""
     where_en = f" ({at.en})" if at else ""
-    if found.changed:
+    if found.shape is not None:
+        got, want = ("×".join(map(str, s)) for s in found.shape)
+        text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} berisi nilai solusi acuan, tetapi "
+                         f"dikembalikan dengan bentuk {got}, bukan {want}{where_id}.",
+                         f"{step.title.en[:1].upper()}{step.title.en[1:]} holds the reference's values but is "
+                         f"returned with the shape {got}, not {want}{where_en}.")
+    elif found.raised is not None:
+        kind, shapes, via = found.raised
+        if via is not None:  # raised inside a part that passes its own checks: what this line gives it
+            inside = place(via[1], via[2])
+            where_id = (f" di dalam `{via[0]}` ({inside.id}), yang lulus pemeriksaannya sendiri: periksa "
+                        f"apa yang diberikan kepadanya{where_id}")
+            where_en = (f" inside `{via[0]}` ({inside.en}), which passes its own checks: look at what "
+                        f"it is given{where_en}")
+        text = _raised_text(step, after, titles, kind, shapes, where_id, where_en)
+    elif found.changed:
         text = bilingual(f"{step.title.id[:1].upper()}{step.title.id[1:]} dihitung dengan benar, lalu diubah "
                          f"lagi sebelum dikembalikan{where_id}.",
                          f"{step.title.en[:1].upper()}{step.title.en[1:]} is computed right, then changed "
@@ -160,7 +231,20 @@ def _record(run, found, checks, place):
     else:
         text = bilingual(f"Yang pertama berbeda dari solusi acuan: {step.title.id}{where_id}.",
                          f"The first difference from the reference: {step.title.en}{where_en}.")
-    return Localization(run.target, step.name, tuple(after), text, origin, line, tuple(checks))
+    name = step.name if step is not None else "raises"
+    return Localization(run.target, name, tuple(after), text, origin, line, tuple(checks))
+
+
+def _raised_text(step, after, titles, kind, shapes, where_id, where_en):
+    before = bilingual(f" sebelum {step.title.id}" if step else "", f" before {step.title.en}" if step else "")
+    said = bilingual(f"kode Anda melempar {kind}{before.id} pada masukan berukuran {shapes}{where_id}",
+                     f"your code raises {kind}{before.en} on inputs of shapes {shapes}{where_en}")
+    if after:
+        return bilingual(f"Sama dengan solusi acuan sampai {' dan '.join(titles[a].id for a in after)}; "
+                         f"lalu {said.id}.",
+                         f"Matches the reference up to {' and '.join(titles[a].en for a in after)}; "
+                         f"then {said.en}.")
+    return bilingual(f"{said.id[:1].upper()}{said.id[1:]}.", f"{said.en[:1].upper()}{said.en[1:]}.")
 
 
 # -- matching --------------------------------------------------------------------------------

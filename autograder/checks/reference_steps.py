@@ -30,6 +30,8 @@ class Step:
     deps: tuple = ()  # the steps it is computed from (none: only from the inputs)
     head_axis: int | None = None  # a per-head step: a head loop may make it one head at a time
     returned: int | None = None  # its place in what the target returns (-1: the result itself)
+    optional: bool = False  # a step code may make in another dtype (an integer arange): never the first wrong one
+    layout: bool = False  # its dep rearranged (heads split): found only where nothing holds its values otherwise arranged
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,12 @@ def _mha_steps(ref, q, k, v, mask, prefix="", deps=(None, None, None), returned=
     steps = [Step(prefix + "q_proj", T("proyeksi `wq(q)`", "the projection `wq(q)`"), Q, tuple(filter(None, deps[:1]))),
              Step(prefix + "k_proj", T("proyeksi `wk(k)`", "the projection `wk(k)`"), K, tuple(filter(None, deps[1:2]))),
              Step(prefix + "v_proj", T("proyeksi `wv(v)`", "the projection `wv(v)`"), V, tuple(filter(None, deps[2:])))]
+    for name, value in (("q", Q), ("k", K), ("v", V)):  # a layout of the projection when right
+        steps.append(Step(f"{prefix}head_{name}", T(f"`{name.upper()}` yang dibagi menjadi head (B, H, T, d_k)",
+                                                    f"`{name.upper()}` split into heads (B, H, T, d_k)"),
+                          split(value), (f"{prefix}{name}_proj",), head_axis=1, layout=True))
     inner = _attention_steps(split(Q), split(K), split(V), mask, prefix + "head_", head_axis=1,
-                             deps=(prefix + "q_proj", prefix + "k_proj", prefix + "v_proj"),
+                             deps=(prefix + "head_q", prefix + "head_k", prefix + "head_v"),
                              returned=(None, returned[1]))
     merged = inner[-1].value.transpose(1, 2).reshape(b, tq, d)
     steps += inner
@@ -137,9 +143,19 @@ def _mha_steps(ref, q, k, v, mask, prefix="", deps=(None, None, None), returned=
     return steps
 
 
+def _heads_apart(d, h):
+    """(d_model, num_heads) with d_k != num_heads: where they are equal, heads split the other
+    way round (head i takes features i, i + H, ...) are the right heads transposed, a layout the
+    search would accept."""
+    if d // h != h:
+        return d, h
+    return (d, h // 2) if h % 2 == 0 and (d // (h // 2)) != h // 2 else (2 * d, h)
+
+
 def _mha(sizes):
     g = _generator("mha")
-    b, d, h = sizes.batch, sizes.d_model, sizes.num_heads
+    b = sizes.batch
+    d, h = _heads_apart(sizes.d_model, sizes.num_heads)
     ref = _reference(targets.MHA, d, h)
     found = []
     for tq, tk in _lengths(sizes):
@@ -166,6 +182,32 @@ def _ffn(sizes):
     return (Run(targets.FFN, (x,), {}, ((d, d_ff), {}), ref, steps),)
 
 
+def _pe(sizes):
+    """The sinusoidal table's steps: positions and the even indices 2i (either may be made as
+    integers: optional), the frequencies 10000^(-2i/d_model) (code that divides by
+    10000^(2i/d_model) instead never makes them: found through the angles), the angles, their
+    sines and cosines, the table."""
+    length, d = 2 * sizes.length, sizes.d_model  # longer than the chapter's: the angles grow
+    pos = torch.arange(length, dtype=torch.float64).unsqueeze(1)
+    two_i = torch.arange(0, d, 2, dtype=torch.float64)
+    freq = torch.exp(two_i * (-math.log(10000.0) / d))
+    angles = pos * freq
+    table = torch.zeros(length, d, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = torch.sin(angles), torch.cos(angles)
+    steps = (Step("positions", T("posisi `0 … length-1`", "the positions `0 … length-1`"), pos, optional=True),
+             Step("two_i", T("indeks genap `2i`", "the even indices `2i`"), two_i, optional=True),
+             Step("freq", T("frekuensi `1 / 10000^(2i/d_model)`", "the frequencies `1 / 10000^(2i/d_model)`"),
+                  freq, ("two_i",)),
+             Step("angles", T("sudut `pos / 10000^(2i/d_model)`", "the angles `pos / 10000^(2i/d_model)`"),
+                  angles, ("positions", "freq")),
+             Step("sin", T("`sin` dari sudut", "the `sin` of the angles"), torch.sin(angles), ("angles",)),
+             Step("cos", T("`cos` dari sudut", "the `cos` of the angles"), torch.cos(angles), ("angles",)),
+             Step("out", T("tabel yang dikembalikan (sin di kolom genap, cos di kolom ganjil)",
+                           "the table returned (sin in the even columns, cos in the odd ones)"),
+                  table, ("sin", "cos"), returned=-1))
+    return (Run(targets.PE, (length, d), {}, steps=steps),)
+
+
 ATTN_OUT = T("keluaran self-attention", "the self-attention output")
 FFN_OUT = T("keluaran feed-forward", "the feed-forward output")
 
@@ -174,13 +216,16 @@ def _encoder(sizes):
     g = _generator("encoder")
     d, h, d_ff = sizes.d_model, sizes.num_heads, sizes.d_ff
     x = _randn(g, sizes.batch, sizes.length, d)
+    padding = torch.zeros(sizes.batch, 1, 1, sizes.length, dtype=torch.bool)
+    padding[0, ..., -2:] = True  # the first item's last two tokens are padding
     found = []
-    for prenorm in (False, True):
+    # without a mask, then with a padding mask (code that drops the mask on one path)
+    for prenorm, mask in ((False, None), (True, None), (False, padding), (True, padding)):
         ref = _reference(targets.ENC, d, h, d_ff, prenorm=prenorm)
         with torch.no_grad():
             r, xd = copy.deepcopy(ref).double(), x.double()
             if not prenorm:
-                attn = r.attn(xd, xd, xd)[0]
+                attn = r.attn(xd, xd, xd, mask)[0]
                 res1 = xd + attn
                 ln1 = r.ln1(res1)
                 ffn = r.ffn(ln1)
@@ -193,7 +238,7 @@ def _encoder(sizes):
                          Step("out", T("keluaran `ln2(...)`", "the output `ln2(...)`"), r.ln2(res2), ("res2",), returned=-1))
             else:
                 ln1 = r.ln1(xd)
-                attn = r.attn(ln1, ln1, ln1)[0]
+                attn = r.attn(ln1, ln1, ln1, mask)[0]
                 res1 = xd + attn
                 ln2 = r.ln2(res1)
                 ffn = r.ffn(ln2)
@@ -204,7 +249,8 @@ def _encoder(sizes):
                          Step("ffn", FFN_OUT, ffn, ("ln2",)),
                          Step("out", T("keluaran, residual kedua `h + ffn(...)`", "the output, the second residual `h + ffn(...)`"),
                               res1 + ffn, ("res1", "ffn"), returned=-1))
-        found.append(Run(targets.ENC, (x,), {}, ((d, h, d_ff), {"prenorm": prenorm}), ref, steps))
+        found.append(Run(targets.ENC, (x,), {} if mask is None else {"mask": padding},
+                         ((d, h, d_ff), {"prenorm": prenorm}), ref, steps))
     return tuple(found)
 
 
@@ -241,7 +287,7 @@ def _decoder(sizes):
     return (Run(targets.DEC, (x, memory), {}, ((d, h, d_ff), {}), ref, steps),)
 
 
-_MAKERS = {targets.SDPA: _sdpa, targets.MHA: _mha, targets.FFN: _ffn, targets.ENC: _encoder, targets.DEC: _decoder}
+_MAKERS = {targets.PE: _pe, targets.SDPA: _sdpa, targets.MHA: _mha, targets.FFN: _ffn, targets.ENC: _encoder, targets.DEC: _decoder}
 
 
 @functools.lru_cache(maxsize=16)

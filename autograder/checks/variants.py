@@ -291,8 +291,13 @@ def _dec(P, x, memory, heads, flags, fill=float("-inf")):
                                              "ln3" if "mem_ln3" in flags else "ln2", memory)
     query = h if "query_raw" in flags else ln("ln2", x if "query_from_x" in flags else h)
     values = memory if "values_raw" in flags else m
+    cross_mask = None
+    if "cross_causal" in flags:  # the causal mask passed on to cross-attention too
+        if memory.size(1) != x.size(1):
+            raise Unmodelled  # it raises there
+        cross_mask = mask
     z, weights = (attn("cross_attn.", query, query) if "memory_ignored" in flags
-                  else attn("cross_attn.", query, m, values=values))
+                  else attn("cross_attn.", query, m, cross_mask, values=values))
     h = (0 if "no_res_cross" in flags else h) + z
     out = (0 if "no_res_ffn" in flags else h) + (0.5 if "ffn_half" in flags else 1.0) * ffn(ln("ln3", h))
     return out, (self_weights if "self_weights" in flags else weights)

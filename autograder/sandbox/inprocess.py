@@ -79,7 +79,7 @@ class _Connection:
                 raise ValueError(f"unknown op {message.get('op')!r}")
             answer = handler(message)
         except BaseException as error:  # as serve() answers a request that raises
-            raise StudentError(self._worker_module.describe_exception(error)) from None
+            raise StudentError(self._worker_module.describe_failure(self._worker, error)) from None
         return {**answer, "seq": message.get("seq")}
 
     def output_tail(self, limit=4000):

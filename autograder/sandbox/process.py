@@ -47,6 +47,8 @@ class StudentError(Exception):
         self.message = str(info.get("message", ""))[:2000]
         where = info.get("where")
         self.where = [str(w)[:200] for w in where[:3]] if isinstance(where, list) else []
+        # a traced call's tensors made before it raised, as sent (``Session.call_tracing`` decodes)
+        self.trace = info.get("trace") if isinstance(info.get("trace"), dict) else None
         super().__init__(f"{self.type}: {self.message}")
 
 

@@ -413,10 +413,18 @@ class Session:
     def call_tracing(self, target, args, kwargs=None):
         """Run it with every tensor its torch functions make noted, and where (the worker's
         ``tracing.Tracer``; for feedback only, never a verdict): (result, trace), the trace as
-        ``trace_answer`` decodes it."""
+        ``trace_answer`` decodes it. A call that raises raises ``StudentError`` with ``trace``:
+        the tensors made before the error, decoded the same way (None if malformed)."""
         message = self._call_message(target, args, kwargs or {}, None, False)
         message["trace"] = {}
-        reply = self._request(message)
+        try:
+            reply = self._request(message)
+        except StudentError as error:
+            try:
+                error.trace = trace_answer({"trace": error.trace}) if error.trace is not None else None
+            except WorkerFailure:
+                error.trace = None
+            raise
         result = call_answer(reply, False, False)[0]
         return result, trace_answer(reply)
 

@@ -88,6 +88,16 @@ def describe_exception(error):
     return {"type": type(error).__name__, "message": message, "where": frames[-3:]}
 
 
+def describe_failure(worker, error):
+    """``describe_exception``, with the trace of a traced call that raised (``op_call``: the
+    tensors made before the error, for localization) where ``worker`` holds one for ``error``."""
+    described = describe_exception(error)
+    traced, worker.error_trace = getattr(worker, "error_trace", None), None
+    if traced is not None and traced[0] is error:
+        described["trace"] = traced[1]
+    return described
+
+
 def _module_tree(root):
     """Modules and parameters read from nn.Module's own dictionaries, not from methods a
     submission could override (a ``parameters()`` that lies changes nothing here).
@@ -401,6 +411,7 @@ class Worker:
         self.namespace = {}
         self.given = {}  # the grader's own classes (op_define): models that are not the student's
         self.objects = {}
+        self.error_trace = None  # (error, trace) of the traced call that raised last (op_call)
 
     # -- loading -------------------------------------------------------------
     def _execute_chunks(self, namespace):
@@ -557,8 +568,15 @@ class Worker:
                 result, records = self._run(request, fn, args, kwargs)
             else:
                 tracer.add_inputs(args, kwargs)
-                with tracer:
-                    result, records = self._run(request, fn, args, kwargs)
+                try:
+                    with tracer:
+                        result, records = self._run(request, fn, args, kwargs)
+                except Exception as error:  # the tensors made before it raised travel with the error
+                    try:
+                        self.error_trace = (error, tracer.report(wire.encode_value))
+                    except Exception:  # noting never changes what the student's code raised
+                        self.error_trace = None
+                    raise
         reply = {"result": wire.encode_value(result)}
         if tracer is not None:
             reply["trace"] = tracer.report(wire.encode_value)
@@ -592,7 +610,7 @@ class Worker:
                     raise ValueError(f"unknown op {op!r} in a batch")
                 replies.append({"ok": handler(sub)})
             except BaseException as error:  # as serve() answers a request that raises
-                replies.append({"error": describe_exception(error)})
+                replies.append({"error": describe_failure(self, error)})
                 break
         return {"replies": replies}
 
@@ -702,7 +720,7 @@ def serve(read_fd, write_fd):
                 raise ValueError(f"unknown op {request.get('op')!r}")
             reply = {"ok": {**handler(request), "seq": request.get("seq")}}  # every answer is a dict
         except BaseException as error:
-            reply = {"error": describe_exception(error)}
+            reply = {"error": describe_failure(worker, error)}
         try:
             channel.send(reply)
         except (ValueError, TypeError, OverflowError) as error:  # not JSON-able

@@ -1,7 +1,7 @@
 # corpus: mutant — heads written into a preallocated torch.zeros(..., dtype=torch.float32) buffer (breaks .double())
 # expect-fail: mha.float64
 # expect-pass: sdpa.shape, sdpa.numeric, sdpa.float64, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, causal.values, mha.shape, mha.numeric, mha.rows_sum_to_one, mha.masking, mha.mask_convention, mha.hidden_config, mha.gradient_flow, mha.batch_independence, mha.no_inplace
-# diagnosis: none
+# diagnosis: float32_result
 import math
 
 import torch

@@ -1,7 +1,7 @@
 # corpus: mutant — softmax(..., dtype=torch.float32) hard-codes float32 (fails after .double())
 # expect-fail: sdpa.float64
 # expect-pass: mha.float64, sdpa.shape, sdpa.numeric, sdpa.rows_sum_to_one, sdpa.causal_masking, sdpa.padding_masking, sdpa.mask_convention, sdpa.gradient_flow, sdpa.batch_independence, sdpa.no_inplace, sdpa.device_agnostic, causal.values, mha.shape, mha.numeric, mha.masking, mha.hidden_config, mha.gradient_flow, mha.batch_independence
-# diagnosis: none
+# diagnosis: float32_result
 import math
 
 import torch

@@ -1,7 +1,7 @@
 # corpus: mutant — attention is always computed in float32 (x.float() in, .to(x.dtype) out): float64 precision is lost
 # expect-fail: enc.float64
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.integration, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.device_agnostic
-# diagnosis: none
+# diagnosis: float32_result
 import math
 
 import torch

@@ -1,7 +1,7 @@
 # corpus: mutant — FeedForward casts its input with x.float() (hard-coded float32, fails after .double())
 # expect-fail: ffn.float64
 # expect-pass: pe.shape, pe.dtype, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.integration
-# diagnosis: none
+# diagnosis: float32_result
 import math
 
 import torch

@@ -1,7 +1,7 @@
 # corpus: mutant — positional encoding computed in float64 and returned without .float()
 # expect-fail: pe.dtype
 # expect-pass: pe.shape, pe.values, pe.sizes, ffn.construct, ffn.param_count, ffn.shape, ffn.numeric, ffn.float64, ffn.sizes, ffn.gradient_flow, ffn.batch_independence, ffn.no_inplace, ffn.device_agnostic, enc.construct, enc.param_count, enc.shape, enc.postln_wiring, enc.preln_wiring, enc.layernorm_stats, enc.masking, enc.permutation_equivariance, enc.pe_breaks_equivariance, enc.float64, enc.hidden_config, enc.batch_independence, enc.no_inplace, enc.integration, enc.gradient_flow, enc.device_agnostic
-# diagnosis: none
+# diagnosis: float64_result
 import math
 
 import torch
