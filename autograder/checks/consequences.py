@@ -28,8 +28,10 @@ from autograder.texts import bilingual
 
 RAISES, FOLLOWS = DERIVED
 VALUES = ("numeric_vs_reference", "hidden_config")  # what follows from a failed value check
-_RAISED = re.compile(r"[Yy]our code raised (?P<kind>[\w.]+)(?::.*?| at the hidden sizes)?(?: "
-                     r"\((?P<where>[^()]*(?:\([^()]*\)[^()]*)*)\))?(?:\. .*)?$", re.S)
+_WHERE = r"(?: \((?P<where>[^()]*(?:\([^()]*\)[^()]*)*)\))?(?:\. .*)?$"
+_RAISED = re.compile(r"[Yy]our code raised (?P<kind>[\w.]+)(?::.*?| at the hidden sizes)?" + _WHERE, re.S)
+# the same message in Indonesian (grading.messages.student_error): where it raised, in its words
+_RAISED_ID = re.compile(r"Kode Anda melempar (?P<kind>[\w.]+)(?::.*?| pada ukuran tersembunyi)?" + _WHERE, re.S)
 
 
 def _error(outcome):
@@ -38,6 +40,12 @@ def _error(outcome):
         return None
     match = _RAISED.search(str(outcome.message.en))
     return (match.group("kind"), match.group("where")) if match else None
+
+
+def _where_id(message, where):
+    """Where the error was raised, as the Indonesian message says it (``where``: the English)."""
+    match = _RAISED_ID.search(str(message.id))
+    return match.group("where") if match and match.group("where") else where
 
 
 def derive(outcomes, diagnoses):
@@ -78,7 +86,7 @@ def derive(outcomes, diagnoses):
             found.append(Diagnosis(target, RAISES, bilingual(
                 f"Satu galat menggagalkan {len(ids)} pemeriksaan{at.id}: {first.id}",
                 f"One error fails {len(ids)} checks{at.en}: {first.en}"), bilingual(
-                f"Perbaiki galat {kind} di {where} lebih dulu; pemeriksaan di bawah ini gagal karena "
+                f"Perbaiki galat {kind} di {_where_id(first, where)} lebih dulu; pemeriksaan di bawah ini gagal karena "
                 "galat itu saja, bukan karena hal lain.",
                 f"Fix the {kind} at {where} first; the checks below fail because of that error "
                 "alone, not for reasons of their own."), ids))
