@@ -7,7 +7,6 @@ submissions are in tests/corpus/transformer/ (tests/test_corpus.py)."""
 import time
 from pathlib import Path
 
-import draft_course
 import pytest
 import torch
 
@@ -125,7 +124,7 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
     from autograder.grading.grader import grade
     from autograder.loading import Submission
 
-    plan = plans.load("transformer", draft_course.course_file())
+    plan = plans.load("transformer")
     result = grade(Submission(name, "transformer", HOSTILE / f"{name}.py"), plan)
     by_id = {o.check.id: o for o in result.outcomes}
     assert by_id["train.outcome"].status in ("failed", "skipped"), by_id["train.outcome"]
@@ -149,7 +148,7 @@ def test_a_correct_submission_learns_and_its_feedback_draws_the_loss_curves(tmp_
     from autograder.reports.feedback_html import picture_html
 
     path = Path(__file__).parent / "corpus" / "transformer" / "correct" / "buffer_and_loops.py"
-    plan = plans.load("transformer", draft_course.course_file())
+    plan = plans.load("transformer")
     result = grade(Submission("andi", "transformer", path), plan)
     assert result.score == result.max_score, [(o.check.id, o.message) for o in result.outcomes if not o.passed]
     (curve,) = [p for p in result.pictures if p.kind == "loss_curve"]

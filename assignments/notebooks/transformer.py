@@ -1,7 +1,7 @@
 # The text form of the nbgrader notebook assignments/source/transformer/transformer.ipynb.
 # Build it with: python assignments/build_notebooks.py  (the format is explained there).
-# A draft until course.toml lists `transformer` (and the registry has its checks): the build
-# reads it but does not write the notebook; build_notebooks.preview("transformer") returns it.
+# Cells marked blocks="given" / blocks="own" are built only when course.toml's
+# assignments.transformer.blocks has that value (the course's blocks, or the student's own).
 
 # %% [markdown]
 # # Tugas 4 — Transformer utuh: merakit encoder-decoder dan melatihnya
@@ -23,7 +23,8 @@
 # 4. `greedy_decode(model, src, bos, max_len)` — menghasilkan terjemahan token demi token.
 #
 # Lalu satu sel melatih model Anda selama beberapa detik dan menggambar kurva loss-nya.
-# `EncoderBlock`, `DecoderBlock` dan semua bagian di dalamnya (Tugas 1–3) sudah disediakan.
+# Model dirakit dari `EncoderBlock` dan `DecoderBlock` beserta semua bagian di dalamnya
+# (Tugas 1–3); bagian berikutnya menjelaskan dari mana blok-blok itu datang.
 #
 # **Cara mengerjakan**
 #
@@ -59,24 +60,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# %% [markdown]
+# %% [markdown] blocks="given"
 # ## Kode yang diberikan: blok-blok dari Tugas 1–3
 #
 # Sel berikut berisi versi acuan `scaled_dot_product_attention`, `causal_mask`,
 # `MultiHeadAttention`, `positional_encoding`, `FeedForward`, `EncoderBlock` dan `DecoderBlock`,
 # *read-only*. Jalankan sel ini; model Anda dirakit dari `EncoderBlock` dan `DecoderBlock`.
-#
-# **Soal mask.** Anda tidak perlu membuat mask sama sekali di tugas ini:
-#
-# - `DecoderBlock` membuat sendiri mask kausalnya (`causal_mask(Tdec)`, **`True` = DIBLOKIR**)
-#   dari panjang masukannya — jangan menambahkan mask lain di `decode`, dan jangan membaliknya.
-# - Encoder tidak memakai mask: semua urutan di tugas ini sama panjang, jadi tidak ada token
-#   *padding* yang perlu ditutup. Panggil `block(h)` tanpa argumen `mask`.
-# - Bab multi-head attention memakai konvensi sebaliknya (`mask == 0` berarti diblokir). Bila suatu
-#   saat Anda memakai blok Anda sendiri, blok itu harus mengikuti konvensi kursus ini: `True` =
-#   DIBLOKIR, seperti `torch.nn.MultiheadAttention(attn_mask=...)`.
 
-# %% nbgrader="read-only" grade_id="given_code"
+# %% nbgrader="read-only" grade_id="given_code" blocks="given"
 # fill: solutions.attention.scaled_dot_product_attention
 # fill: solutions.attention.causal_mask
 # fill: solutions.attention.MultiHeadAttention
@@ -84,6 +75,42 @@ import torch.nn.functional as F
 # fill: solutions.encoder.FeedForward
 # fill: solutions.encoder.EncoderBlock
 # fill: solutions.decoder.DecoderBlock
+
+# %% [markdown] blocks="own"
+# ## Blok-blok Anda dari Tugas 1–3
+#
+# Di tugas ini model dirakit dari blok-blok **Anda sendiri**. Sel berikut memuat kerangka
+# `scaled_dot_product_attention`, `causal_mask`, `MultiHeadAttention`, `positional_encoding`,
+# `FeedForward`, `EncoderBlock` dan `DecoderBlock`: salin isi fungsi dan metode dari notebook
+# Tugas 1–3 Anda ke tempat `raise NotImplementedError()` masing-masing (nama, argumen dan atribut
+# tetap seperti di tugas-tugas itu). **Tempel, jangan impor**: autograder hanya membaca notebook
+# ini, jadi `from attention import ...` atau `%run` notebook lain tidak ikut dinilai.
+#
+# Blok-blok ini sudah dinilai di Tugas 1–3 dan tidak dinilai ulang di sini: kesalahan di dalam
+# salah satu blok hanya mengurangi poin pemeriksaan model utuh terhadap acuan (`tf.integration`)
+# — dan pemeriksaan hasil pelatihan, yang melatih model utuh Anda, dilewati. Pemeriksaan lain
+# (alur data, √d_model, positional encoding, kausalitas, `train_step`, `greedy_decode`) dihitung
+# dari apa yang blok Anda sendiri kembalikan, jadi tidak ikut gagal.
+
+# %% nbgrader="solution" grade_id="own_blocks" blocks="own"
+# fill: solutions.attention.scaled_dot_product_attention
+# fill: solutions.attention.causal_mask
+# fill: solutions.attention.MultiHeadAttention
+# fill: solutions.encoder.positional_encoding
+# fill: solutions.encoder.FeedForward
+# fill: solutions.encoder.EncoderBlock
+# fill: solutions.decoder.DecoderBlock
+
+# %% [markdown]
+# **Soal mask.** Anda tidak perlu membuat mask sama sekali di tugas ini:
+#
+# - `DecoderBlock` membuat sendiri mask kausalnya (`causal_mask(Tdec)`, **`True` = DIBLOKIR**)
+#   dari panjang masukannya — jangan menambahkan mask lain di `decode`, dan jangan membaliknya.
+# - Encoder tidak memakai mask: semua urutan di tugas ini sama panjang, jadi tidak ada token
+#   *padding* yang perlu ditutup. Panggil `block(h)` tanpa argumen `mask`.
+# - Bab multi-head attention memakai konvensi sebaliknya (`mask == 0` berarti diblokir). Blok-blok
+#   yang dipakai di sini mengikuti konvensi kursus ini, sama dengan Tugas 1–3: `True` =
+#   DIBLOKIR, seperti `torch.nn.MultiheadAttention(attn_mask=...)`.
 
 # %% [markdown]
 # ## Bagian 1 — Tugas mainan, *teacher forcing* dan pergeseran ke kanan
@@ -604,4 +631,4 @@ except ModuleNotFoundError:
         raise ModuleNotFoundError(
             "Berkas cek_mandiri.py tidak ditemukan: letakkan di folder yang sama dengan notebook "
             "ini (di Colab: unggah lewat panel Files), lalu jalankan sel ini lagi.") from None
-cek_mandiri("transformer", globals())
+cek_mandiri("transformer", globals());
