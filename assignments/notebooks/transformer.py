@@ -392,8 +392,12 @@ for step in range(3):
     assert abs(loss - expected.item()) < 1e-4, \
         "Loss = F.cross_entropy(logit mentah (tanpa softmax), tgt_out) pada model SEBELUM pembaruan."
     assert model.training, "train_step harus memanggil model.train()."
-    moved = max((p - q).abs().max().item() for p, q in zip(model.parameters(), twin.parameters()))
-    assert moved < 1e-5, ("Parameter setelah langkah ini berbeda dari satu langkah Adam yang benar: "
+    # Adam menggeser setiap bobot sekitar ±lr pada langkah-langkah awal, sekecil apa pun gradiennya:
+    # bobot yang gradiennya nol (sampai pembulatan) bisa bergeser ke arah mana saja. Cara menulis
+    # loss yang lain tetapi benar boleh menggeser beberapa bobot seperti itu (paling banyak 2%).
+    diffs = torch.cat([(p - q).detach().abs().flatten() for p, q in zip(model.parameters(), twin.parameters())])
+    apart = (diffs > 1e-5).double().mean().item() > 0.02 or diffs.max().item() > 2 * 3e-3 + 1e-6
+    assert not apart, ("Parameter setelah langkah ini berbeda dari satu langkah Adam yang benar: "
                           + ("loss.backward() lalu optimizer.step()." if step == 0 else
                              "panggil optimizer.zero_grad() di awal setiap langkah."))
 print("✓ Pemeriksaan cepat train_step lulus.")
