@@ -625,7 +625,14 @@ def tf_memory_path(c):
 
 
 def _train_twice(c):
-    """The student's train_step twice, beside two Adam steps computed here on a twin model."""
+    """The student's train_step twice, beside two Adam steps computed here on a twin model
+    (once per run: train.loss and train.update read the same steps)."""
+    if not hasattr(c, "train_steps"):
+        c.train_steps = _two_steps(c)
+    return c.train_steps
+
+
+def _two_steps(c):
     model, twin = _transformer(c), _transformer(c)
     twin.load_state_dict(model.state_dict())
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
