@@ -131,7 +131,8 @@ import torch.nn.functional as F
 #
 # **Mengapa digeser.** Posisi *t* harus menebak `y_t` dan hanya boleh melihat `y_0 … y_(t−1)`.
 # Mask kausal mengizinkan posisi *t* melihat masukan sampai posisi *t* — termasuk dirinya sendiri.
-# Karena itu masukan decoder adalah target yang **digeser satu ke kanan** dengan BOS di depan:
+# Karena itu masukan decoder adalah target yang **digeser satu ke kanan** (*geser kanan*, seperti
+# `x_dec` di bab blok decoder) dengan BOS di depan:
 #
 # | posisi | 0 | 1 | 2 | … | *T*−1 |
 # |---|---|---|---|---|---|
@@ -411,8 +412,10 @@ print("✓ Pemeriksaan cepat train_step lulus.")
 #
 # Setelah dilatih, model harus menerjemahkan sumber yang jawabannya **tidak** diketahui. Token
 # ke-*t* baru bisa dimasukkan ke decoder setelah model sendiri menghasilkannya, jadi pembuatan
-# terjemahan berjalan **berurutan**, satu token per langkah — berbeda dengan pelatihan, yang
-# memproses semua posisi sekaligus karena jawabannya sudah ada (teacher forcing).
+# terjemahan berjalan **berurutan**, satu token per langkah (*autoregressive*, seperti yang
+# dijelaskan bab masked self-attention) — berbeda dengan pelatihan, yang memproses semua posisi
+# sekaligus karena jawabannya sudah ada (teacher forcing). Mask kausal-lah yang membuat keduanya
+# cocok: saat pelatihan, posisi *t* hanya melihat apa yang juga akan tersedia saat decoding.
 #
 # `greedy_decode(model, src, bos, max_len)`:
 #
