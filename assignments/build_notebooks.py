@@ -40,6 +40,19 @@ A code cell holds code, or only directives, which the build replaces:
 
 In markdown, ``{{points:causal_mask}}`` is replaced by those points.
 
+Where the earlier blocks come from
+----------------------------------
+A cell whose header also says ``blocks="given"`` or ``blocks="own"`` (markdown cells too) is
+built only when course.toml's ``assignments.<name>.blocks`` has that value, so one text file
+holds both versions of the notebook (assignment 4):
+
+    # %% nbgrader="read-only" grade_id="given_code" blocks="given"   the course's blocks, locked
+    # %% nbgrader="solution" grade_id="own_blocks" blocks="own"      the student pastes their own
+
+With ``"own"``, the blocks' ``# fill:`` lines in a solution cell become stubs in the released
+notebook, and the grader (which takes a read-only cell's code from the source notebook, and a
+solution cell's from the submission) grades the model around the student's blocks.
+
 Drafts
 ------
 Only the assignments course.toml lists are built. A text file in assignments/notebooks/ that
@@ -81,6 +94,7 @@ ROLES = {  # the nbgrader flags of each role
 FILL = re.compile(r"# fill: (?P<module>solutions(?:\.\w+)+)\.(?P<name>\w+)")
 GRADE = re.compile(r"# grade: (?P<target>\w+)")
 POINTS = re.compile(r"\{\{points:(?P<target>\w+)\}\}")
+BLOCKS = config.BLOCKS  # the values of a cell's ``blocks=`` header key
 
 
 class BuildError(Exception):
@@ -272,11 +286,17 @@ def notebook(assignment, definitions, points=None):
         text_cells = text_cells[1:]  # the preamble
     headers = [number for number, line in enumerate(text.split("\n"), 1) if line.startswith("# %%")]
     points = target_points(assignment) if points is None else points
+    blocks = _blocks_setting(assignment)
     cells, graded = [], []
     for index, cell in enumerate(text_cells):
         where = (f"{shown}:{headers[index]}" if len(headers) == len(text_cells)
                  else f"{shown}, cell {index + 1}")
         try:
+            wanted = cell.metadata.pop("blocks", None)
+            if wanted is not None and wanted not in BLOCKS:
+                raise BuildError(f"blocks={wanted!r}: a cell's blocks= is one of {', '.join(BLOCKS)}")
+            if wanted is not None and wanted != blocks:
+                continue  # the other version of the notebook's blocks
             if cell.cell_type == "markdown":
                 cells.append(_markdown(cell, points))
             elif cell.cell_type == "code":
@@ -301,6 +321,12 @@ def notebook(assignment, definitions, points=None):
                        "name": "python3"},
         "language_info": {"name": "python"},
     })
+
+
+def _blocks_setting(assignment):
+    """course.toml's ``assignments.<name>.blocks`` ("given" for a draft it does not list)."""
+    listed = config.load().assignments
+    return listed[assignment].blocks if assignment in listed else "given"
 
 
 # -- writing --------------------------------------------------------------------------------------

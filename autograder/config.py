@@ -19,6 +19,7 @@ from autograder import late as late_rules, size_traps
 from autograder.texts import bilingual
 
 LANGUAGES = ("id", "en")
+BLOCKS = ("given", "own")  # assignments.NAME.blocks
 FILE_NAME = "course.toml"
 ENVIRONMENT = "AUTOGRADER_COURSE"
 KIT_PATH = Path(__file__).resolve().parent.parent / FILE_NAME  # the kit's own course
@@ -54,6 +55,9 @@ class Assignment:
     source_notebook: Path | None = None  # nbgrader source notebook, to spot deleted cells
     title_en: str = ""  # in English; empty: ``title`` serves both languages
     deadline: datetime | None = None  # aware; None: no deadline, nothing is late
+    # Where a notebook's earlier blocks come from (assignment 4): "given", the course's reference
+    # blocks in a read-only cell; "own", a solution cell where the student pastes their own.
+    blocks: str = "given"
 
     def titles(self):
         """The title in each language (a Bilingual)."""
@@ -112,7 +116,7 @@ SCHEMA = {
     "tolerances": {name: {"rtol": None, "atol": None} for name in DEFAULTS["tolerances"]},
     "sizes": {kind: {key: None for key in keys} for kind, keys in DEFAULTS["sizes"].items()},
     "assignments": {"*": {"title": None, "title_en": None, "notebook": None, "deadline": None,
-                          "points": {"*": None}}},
+                          "blocks": None, "points": {"*": None}}},
     "late": {key: None for key in DEFAULTS["late"]},
     # read by autograder.similarity (the class report), which checks the values
     "similarity": {"threshold": None, "kgram": None, "min_fragment_tokens": None,
@@ -237,10 +241,15 @@ def parse(data, path=None):
         for key in ("title", "title_en"):
             if key in table and not isinstance(table[key], str):
                 raise ConfigError(f"assignments.{name}.{key} must be a string")
+        blocks = table.get("blocks", "given")
+        if blocks not in BLOCKS:
+            raise ConfigError(f"assignments.{name}.blocks must be one of "
+                              f"{', '.join(repr(b) for b in BLOCKS)}, not {blocks!r}")
         assignments[name] = Assignment(
             name=name, title=table.get("title", name), notebook=notebook,
             points=dict(points), source_notebook=source if source and source.is_file() else None,
-            title_en=table.get("title_en", ""), deadline=_deadline(table.get("deadline"), name))
+            title_en=table.get("title_en", ""), deadline=_deadline(table.get("deadline"), name),
+            blocks=blocks)
     if not assignments:
         raise ConfigError("course.toml defines no [assignments.<name>] table")
     notebooks = [a.source_notebook for a in assignments.values() if a.source_notebook]

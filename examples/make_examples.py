@@ -14,6 +14,7 @@ Rerun after assignments/build_notebooks.py changes the notebooks. One student pe
              attention: no 1/sqrt(d_k) scale in scaled_dot_product_attention
              encoder:   post-LN residual outside the LayerNorm, x + ln1(attn(x))
              decoder:   self-attention without the causal mask
+             transformer: softmax before the cross-entropy in train_step
     citra  a notebook file that is not valid JSON    (attention: cut off half-way)
     dewi   a syntax error in the causal_mask cell    (attention; the other cells are fine)
 """
@@ -42,6 +43,9 @@ BUGS = {
                            "h = x + self.ln1(self.attn(x, x, x, mask)[0])")],
     ("decoder", "budi"): [("h = x + self.self_attn(n, n, n, mask)[0]",
                            "h = x + self.self_attn(n, n, n)[0]")],
+    ("transformer", "budi"): [("loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1))",
+                               "loss = F.cross_entropy(logits.softmax(-1).reshape(-1, logits.size(-1)), "
+                               "tgt_out.reshape(-1))")],
 }
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 

@@ -260,13 +260,16 @@ def _schema_rows(ctx, top):
     if top == "assignments":
         probe = config.parse({"assignments": {"NAME": {}}}).assignments["NAME"]
         defaults = {"title": "NAME", "title_en": probe.title_en, "notebook": probe.notebook,
-                    "points": probe.points}
+                    "points": probe.points, "blocks": probe.blocks}
         assert probe.title == "NAME", "the title's default is no longer the assignment's name"
         rows = []
         for key in config.SCHEMA["assignments"]["*"]:
             shown = 'points."CHECK ID"' if key == "points" else key
             default = "—" if key in ("points", "deadline") else defaults[key]  # deadline: none
-            kit_value = None if key == "points" else kit["assignments"][EXAMPLE_ASSIGNMENT].get(key)
+            # the example assignment's value; a key it does not set: the first assignment's that does
+            kit_value = None if key == "points" else next(
+                (table[key] for table in (kit["assignments"][EXAMPLE_ASSIGNMENT], *kit["assignments"].values())
+                 if key in table), None)
             rows.append((shown, default, kit_value, _accepts(("assignments", "attention", key))))
         return rows
     rows = []

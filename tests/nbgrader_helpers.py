@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COURSE_DIR = ROOT / "assignments"
 SOLUTIONS_DIR = ROOT / "solutions"
 COURSE = config.load()
-ASSIGNMENTS = list(COURSE.assignments)  # attention, encoder, decoder (course.toml's order)
+ASSIGNMENTS = list(COURSE.assignments)  # attention, encoder, decoder, transformer (course.toml's order)
 # The venv's bin/ (not resolved: the venv's python is a symlink to the base interpreter).
 VENV_BIN = Path(sys.executable).parent
 

@@ -9,8 +9,26 @@ from autograder import plan as plans
 def test_shipped_course_toml_loads():
     course = config.load()
     assert course.language == "id"
-    assert set(course.assignments) == {"attention", "encoder", "decoder"}
+    assert list(course.assignments) == ["attention", "encoder", "decoder", "transformer"]
     assert course.chapter.d_model == 16 and course.hidden.d_model != 16
+    assert course.assignments["transformer"].blocks == "given"
+    assert course.assignments["transformer"].titles().en.startswith("The whole Transformer")
+
+
+def test_blocks_switch_is_given_or_own_and_nothing_else(tmp_path):
+    path = tmp_path / "course.toml"
+    path.write_text("[assignments.transformer]\n")
+    assert config.load(path).assignments["transformer"].blocks == "given"  # the default
+    path.write_text('[assignments.transformer]\nblocks = "own"\n')
+    assert config.load(path).assignments["transformer"].blocks == "own"
+    for wrong in ('"mine"', "true", '["own"]'):
+        path.write_text(f"[assignments.transformer]\nblocks = {wrong}\n")
+        with pytest.raises(config.ConfigError, match=r"assignments\.transformer\.blocks must be one of "
+                                                     r"'given', 'own', not "):
+            config.load(path)
+    path.write_text('[assignments.transformer]\nblock = "own"\n')
+    with pytest.raises(config.ConfigError, match="did you mean assignments.transformer.blocks"):
+        config.load(path)
 
 
 @pytest.mark.parametrize("text, key", [

@@ -23,7 +23,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import draft_course
 import pytest
 
 from autograder import config
@@ -36,11 +35,9 @@ pytestmark = pytest.mark.slow  # every corpus file graded through the sandbox
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
 SOLUTIONS = ROOT / "solutions"
-# Draft assignments (the fourth, transformer) are graded too, from a copy of course.toml that
-# lists them (tests/draft_course.py).
-COURSE_FILE = draft_course.course_file()
+COURSE_FILE = config.load().path
 COURSE = config.load(COURSE_FILE)
-ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder (and the drafts)
+ASSIGNMENTS = tuple(COURSE.assignments)  # attention, encoder, decoder, transformer
 # Which reference modules a standalone submission of each assignment is assembled from.
 REFERENCE_PARTS = {"attention": ("attention",), "encoder": ("attention", "encoder"),
                    "decoder": ("attention", "encoder", "decoder"),

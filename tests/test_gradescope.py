@@ -87,9 +87,10 @@ def _installed(root):
     return {package["name"].lower().replace("_", "-") for package in json.loads(done.stdout)}
 
 
-def _run(root, files):
+def _run(root, files, python=None):
     """Gradescope's run of one submission: a fresh submission and results folder, then
-    run_autograder from /autograder. Returns (process, results.json)."""
+    run_autograder from /autograder (``python``: $AUTOGRADER_PYTHON, the venv's interpreter).
+    Returns (process, results.json)."""
     for name in ("submission", "results"):
         shutil.rmtree(root / name, ignore_errors=True)
     (root / "submission").mkdir()
@@ -97,7 +98,8 @@ def _run(root, files):
         (root / "submission" / name).write_bytes(data)
     done = subprocess.run(["bash", str(root / "source" / "run_autograder")], cwd=root,
                           env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-                               "GRADESCOPE_ROOT": str(root)},
+                               "GRADESCOPE_ROOT": str(root),
+                               **({"AUTOGRADER_PYTHON": str(python)} if python else {})},
                           capture_output=True, text=True, timeout=300)
     data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     gradescope_schema.validate(data)
@@ -152,3 +154,44 @@ def test_run_autograder_keeps_a_hostile_submission_out_of_results_and_source(gra
     assert data["score"] < data["extra_data"]["max_score"] / 2
     assert not (root / "results" / "FORGED_BY_STUDENT").exists()
     assert (root / "source" / "kit" / "solutions" / "attention.py").read_text().count("def ") > 1
+
+
+@pytest.mark.slow
+def test_the_transformer_bundle_grades_as_the_kit_does(gradescope_image, tmp_path):
+    """The fourth assignment's bundle: the same setup.sh and requirements as attention's (so the
+    image set up above serves it, through run_autograder's $AUTOGRADER_PYTHON), its own
+    course.toml entry and source notebook. andi's notebook without its Transformer: shift_right,
+    train_step and greedy_decode are graded on the grader's own models, the model's checks fail,
+    and the training outcome is skipped (no training here: tests/test_nbgrader.py trains)."""
+    import nbformat
+
+    image, _ = gradescope_image
+    bundle = tmp_path / "transformer.zip"
+    done = run_autograder("bundle", "gradescope", "--assignment", "transformer", "-o", bundle)
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "prefix" / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+        names = set(archive.namelist())
+    assert {"kit/assignments/source/transformer/transformer.ipynb", "kit/solutions/transformer.py"} <= names
+    for name in ("setup.sh", "requirements.txt"):
+        assert (root / "source" / name).read_bytes() == (image / "source" / name).read_bytes(), name
+    (root / "source" / "run_autograder").chmod(0o755)
+    nb = nbformat.read(EXAMPLES / "andi" / "transformer" / "transformer.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.get("id") == "solution_Transformer"]
+    cell.source = "# (not written yet)"
+    submitted = tmp_path / "transformer.ipynb"
+    nbformat.write(nb, submitted)
+    done, data = _run(root, {"transformer.ipynb": submitted.read_bytes()},
+                      python=image / "source" / ".venv" / "bin" / "python")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert data["extra_data"]["assignment"] == "transformer"
+    local = run_autograder("grade", submitted, "-a", "transformer", "-o", tmp_path / "kit")
+    assert local.returncode == 0, local.stderr
+    kit = json.loads((tmp_path / "kit" / "transformer" / "results.json").read_text(encoding="utf-8"))
+    assert data["score"] == kit["score"] and 0 < data["score"] < data["extra_data"]["max_score"]
+    assert [(t["name"], t["score"], t["status"], t["output"]) for t in data["tests"]] == [
+        (t["name"], t["score"], t["status"], t["output"]) for t in kit["tests"]]
+    status = {t["extra_data"]["check"]: t["extra_data"]["outcome"] for t in data["tests"]}
+    assert status["shift.values"] == status["train.update"] == status["greedy.values"] == "passed"
+    assert status["tf.present"] == "failed" and status["train.outcome"] == "skipped"

@@ -19,7 +19,6 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-import draft_course
 import pytest
 import torch
 
@@ -39,7 +38,7 @@ autograder.checks.load()  # the check modules in their order (sizes.py needs the
 sizes = autograder.checks.sizes
 from autograder.checks import search, targets  # noqa: E402
 CORPUS = Path(__file__).resolve().parent / "corpus"
-COURSE = config.load(draft_course.course_file())  # with the draft assignments (transformer)
+COURSE = config.load()
 PLANS = {name: plans.resolve(COURSE, name) for name in COURSE.assignments}
 
 

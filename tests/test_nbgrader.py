@@ -48,6 +48,13 @@ BUG_COSTS = {
     "encoder": {"FeedForward", "EncoderBlock"},
     "decoder": {"DecoderBlock"},
 }
+# The transformer's correct notebook trains a model when graded (train.outcome: tens of seconds
+# of CPU), once by nbgrader autograde and once by ``autograder grade``; that pair is the only
+# training of the reference in the suite (the loss curves and the class report's training table
+# are read from the command line's reports below). Its mutants, budi's kind, are graded by
+# tests/test_corpus.py: here ani and citra hand it in, and its source notebook is validated by
+# tests/test_notebooks.py's kernel run (nbgrader validate would train once more in the kernel).
+TRAINED = {"transformer"}
 CORRECT, BUGGY, UNTOUCHED, CHEATER, PATCHER = "ani", "budi", "citra", "dodi", "eve"
 THIEF, VANDAL, BROKEN = "mallory", "oscar", "rusak"
 STUB = "raise NotImplementedError()"
@@ -183,7 +190,7 @@ def submission(root, assignment, student):
     for cell in nb["cells"]:
         if is_solution(cell):
             code = strip_solution_markers(reference[cell["id"]].source)
-            cell_id, text, replacement = BUGS[assignment]
+            cell_id, text, replacement = BUGS.get(assignment, (None, None, None))
             if student in (BUGGY, PATCHER) and cell["id"] == cell_id:
                 assert text in code, f"the bug of {assignment} no longer applies"
                 code = code.replace(text, replacement)
@@ -193,7 +200,8 @@ def submission(root, assignment, student):
     return nb
 
 
-SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)] + [
+SUBMISSIONS = [(a, s) for a in ASSIGNMENTS for s in (CORRECT, BUGGY, UNTOUCHED)
+               if not (s == BUGGY and a not in BUGS)] + [
     ("attention", CHEATER), ("attention", PATCHER), ("attention", THIEF), ("attention", VANDAL),
 ] + list(TAMPERED)
 HANDED_IN = {}  # (course folder, assignment, student): the submitted file's text, as written
@@ -215,7 +223,7 @@ def start_nbgrader_jobs(root, jobs):
     shutil.copytree(root / "source", copy / "source")
     shutil.copy(root / "nbgrader_config.py", copy)
     jobs.start("validate source", run_nbgrader, "validate",
-               *[f"source/{a}/{notebook_name(a)}" for a in ASSIGNMENTS], cwd=copy)
+               *[f"source/{a}/{notebook_name(a)}" for a in ASSIGNMENTS if a not in TRAINED], cwd=copy)
     for assignment in ASSIGNMENTS:
         jobs.start(f"standalone {assignment}", grade_standalone, root, assignment)
     jobs.start("validate release", run_nbgrader, "validate", "--invert",
@@ -267,7 +275,9 @@ def autograde_export_and_feedback(root):
     assert done.returncode == 0, done.output[-5000:]
     with open(root / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(handle)}
-    return log, rows, run_nbgrader("generate_feedback", "attention", cwd=root)
+    feedback = run_nbgrader("generate_feedback", "attention", cwd=root)
+    assert feedback.returncode == 0, feedback.output[-5000:]
+    return log, rows, run_nbgrader("generate_feedback", "transformer", cwd=root)
 
 
 def grade_standalone(root, assignment):
@@ -383,7 +393,7 @@ def test_validate_passes_on_the_source_notebooks(nbgrader):
     done = nbgrader.result("validate source")
     assert done.returncode == 0, done.output[-5000:]
     passed = done.stdout.count("Success! Your notebook passes all the tests.")
-    assert passed == len(ASSIGNMENTS), done.output[-8000:]
+    assert passed == len(set(ASSIGNMENTS) - TRAINED), done.output[-8000:]
     assert "VALIDATION FAILED" not in done.stdout
 
 
@@ -417,7 +427,7 @@ def test_reference_submission_gets_full_marks(graded, course, assignment):
     assert hidden_cell_scores(course, assignment, CORRECT) == pytest.approx(registry_points(assignment))
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.parametrize("assignment", list(BUGS))
 def test_buggy_submission_loses_points_where_the_bug_is(graded, course, assignment):
     row = graded[(assignment, BUGGY)]
     assert 0 < float(row["score"]) < float(row["max_score"])
@@ -644,3 +654,34 @@ def test_a_broken_notebook_fails_its_student_only_and_gets_feedback(broken_runs)
     assert "Notebook rusak" in page and f"0/{full:g}" in page, page[:3000]
     assert "grade_target" not in page and "BEGIN HIDDEN TESTS" not in page
     assert (course / "feedback" / CORRECT / "attention" / "attention.html").exists()
+
+
+# -- the training outcome (assignment 4), in both channels ----------------------------------------------
+def test_the_transformer_training_is_shown_with_the_reference_curve_and_in_the_class_report(nbgrader, course):
+    """ani's transformer notebook was trained by the grader under nbgrader autograde and under
+    ``autograder grade``. Both feedback pages draw her loss curve beside the reference's with the
+    accuracies the grader measured; the command line's class report lists her training outcome
+    (report.json's ``training`` and its table in report.html); the stubs (citra) have none."""
+    from autograder.checks import outcome
+
+    done = nbgrader.result("autograde")[2]  # generate_feedback transformer
+    assert done.returncode == 0, done.output[-5000:]
+    page = (course / "feedback" / CORRECT / "transformer" / "transformer.html").read_text(encoding="utf-8")
+    reports = course.parent / f"{course.name}-reports" / "transformer"
+    mine = (reports / CORRECT / "feedback.html").read_text(encoding="utf-8")
+    for html_page in (page, mine):
+        figure = html_page.split('data-kind="loss_curve"')[1].split("</figure>")[0]
+        assert figure.count("<polyline") == 2 and ">Anda<" in figure and ">acuan<" in figure, figure[:2000]
+        assert "tercapai pada langkah" in figure and "grade_target" not in html_page
+    record = json.loads((reports / CORRECT / "record.json").read_text(encoding="utf-8"))
+    (curve,) = [p["data"] for p in record["pictures"] if p["kind"] == "loss_curve"]
+    student, reference, accuracy = curve["student"], curve["reference"], curve["accuracy"]
+    assert len(student) == len(reference) == accuracy[-1][0]  # stopped at the first evaluation that reached it
+    assert reference[-1] < reference[0] / 4 and student == pytest.approx(reference, rel=1e-3, abs=1e-4)
+    assert accuracy[-1][1] >= outcome.TARGET > accuracy[0][1] and curve["wanted"] == outcome.TARGET
+    report = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    rows = {row["student"]: row for row in report["training"]}
+    assert set(rows) == {CORRECT}, rows  # citra's stubs never reached the training
+    assert rows[CORRECT]["reached_at"] == accuracy[-1][0] and rows[CORRECT]["accuracy"] == accuracy[-1][1]
+    table = (reports / "report.html").read_text(encoding="utf-8").split('<table id="training">')[1].split("</table>")[0]
+    assert f">{accuracy[-1][0]}<" in table and f">{accuracy[-1][1]:.0%}<" in table and CORRECT in table

@@ -101,7 +101,8 @@ def test_the_built_copies_are_not_committed():
 def reference_file(assignment, folder):
     """solutions/ as one notebook's code: the modules the assignment builds on, in order."""
     parts = {"attention": ["attention"], "encoder": ["attention", "encoder"],
-             "decoder": ["attention", "encoder", "decoder"]}[assignment]
+             "decoder": ["attention", "encoder", "decoder"],
+             "transformer": ["attention", "encoder", "decoder", "transformer"]}[assignment]
     texts = [(ROOT / "solutions" / f"{part}.py").read_text(encoding="utf-8") for part in parts]
     code = "\n\n".join("\n".join(line for line in text.splitlines() if not line.startswith("from solutions"))
                        for text in texts)
@@ -110,7 +111,10 @@ def reference_file(assignment, folder):
     return path
 
 
-REFERENCES = ["attention", "encoder", "decoder"]
+REFERENCES = ["attention", "encoder", "decoder", "transformer"]
+# Correct code in another style passes too (the transformer's loss written with a transpose moves a
+# few weights with zero gradients the other way at Adam's first step).
+OTHER_STYLES = [("transformer", "sequential_style")]
 MUTANTS = [  # (assignment, mutant in tests/corpus/<assignment>/mutants/, the public check it fails)
     ("attention", "mha_mask_ignored", "mha.masking"),
     ("attention", "softmax_query_axis", "sdpa.rows_sum_to_one"),
@@ -123,6 +127,8 @@ MUTANTS = [  # (assignment, mutant in tests/corpus/<assignment>/mutants/, the pu
     ("encoder", "enc_pre_residual_from_ln1", "enc.preln_wiring"),
     ("decoder", "dec_self_missing_residual", "dec.wiring"),
     ("decoder", "dec_post_ln", "dec.wiring"),
+    ("transformer", "mistake_no_zero_grad", "train.update"),
+    ("transformer", "mistake_greedy_all_positions", "greedy.last_position"),
 ]
 
 
@@ -143,6 +149,9 @@ def runs(built, tmp_path_factory):
     for assignment in REFERENCES:
         files = [reference_file(assignment, tmp_path_factory.mktemp(assignment))]
         jobs.start(("reference", assignment), run_selfcheck, built, assignment, files)
+    for assignment, name in OTHER_STYLES:
+        files = [CORPUS / assignment / "correct" / f"{name}.py"]
+        jobs.start(("style", name), run_selfcheck, built, assignment, files)
     for assignment, mutant, _ in MUTANTS:
         files = [CORPUS / assignment / "mutants" / f"{mutant}.py"]
         jobs.start(("mutant", mutant), run_selfcheck, built, assignment, files, "en")
@@ -156,6 +165,12 @@ def test_reference_passes_every_public_check(runs, assignment):
     ok, table = runs.result(("reference", assignment))
     assert ok, table
     assert "✗" not in table and "lulus" in table
+
+
+@pytest.mark.parametrize("assignment, name", OTHER_STYLES)
+def test_correct_code_in_another_style_passes(runs, assignment, name):
+    ok, table = runs.result(("style", name))
+    assert ok, table
 
 
 @pytest.mark.parametrize("assignment, mutant, failing", MUTANTS)
@@ -206,14 +221,17 @@ def start_nbgrader_jobs(root, jobs):
         jobs.start(f"selfcheck validate {name}", run_nbgrader, "validate", released(root, name, edit), cwd=root)
 
 
-def test_the_self_check_cell_is_a_visible_test_worth_nothing(nbgrader):
-    assert (nbgrader.root / "release" / "attention" / selfcheck.FILE_NAME).is_file()  # released with it
-    nb = read_notebook(nbgrader.root / "release" / "attention" / "attention.ipynb")
+@pytest.mark.parametrize("assignment", list(config.load().assignments))
+def test_the_self_check_cell_is_a_visible_test_worth_nothing(nbgrader, assignment):
+    release = nbgrader.root / "release" / assignment
+    assert (release / selfcheck.FILE_NAME).is_file()  # released with it
+    nb = read_notebook(release / f"{assignment}.ipynb")
     cells = [c for c in nb.cells if is_self_check(c)]
     assert len(cells) == 1 and cells[0] is nb.cells[-1]
     meta = nbgrader_meta(cells[0])
     assert meta["grade"] and meta["locked"] and meta["points"] == 0 and meta["grade_id"] == SELF_CHECK_ID
-    assert 'cek_mandiri("attention", globals())' in cells[0].source
+    # the last line ends in `;`: Jupyter shows the table, not also the returned True
+    assert cells[0].source.endswith(f'cek_mandiri("{assignment}", globals());')
 
 
 def test_validate_fails_an_untouched_notebook(nbgrader):

@@ -3,10 +3,11 @@
 Put this file next to your notebook (on Colab: upload it in the Files panel) and run
 
     from cek_mandiri import cek_mandiri
-    cek_mandiri("attention", globals())          # or "encoder", "decoder"; bahasa="en" for English
+    cek_mandiri("attention", globals())  # or "encoder", "decoder", "transformer"; bahasa="en" for English
 
 It runs the PUBLIC part of the autograder's checks on the code your notebook has defined: the
-shapes, parameter counts and properties the chapters state, at the chapter's sizes. It does not
+shapes, parameter counts and properties the chapters state, at the chapter's sizes (the whole
+Transformer at the sizes its notebook states). It does not
 know the reference solution or the hidden sizes: passing it is necessary, not sufficient. It needs
 only torch and writes nothing. It raises AssertionError when a check fails (so ``nbgrader
 validate`` reports the notebook as not ready).
@@ -543,6 +544,192 @@ def dec_float64(c):
     tensor(out, OUT, dtype=torch.float64)
 
 
+# -- assignment 4: the whole Transformer, at the notebook's public sizes -----------------------------
+TRANSFORMER = (10, 11, 32, 4, 64, 2, 32)  # src_vocab, tgt_vocab, d_model, heads, d_ff, layers, max_len
+BOS, LENGTH = 10, 8
+LOGITS = ("Logit", "The logits")
+
+
+def _transformer(c, *sizes):
+    torch.manual_seed(0)
+    return c.module("Transformer", *(sizes or TRANSFORMER))
+
+
+def _tokens(c, b, t, vocab=10):
+    return torch.randint(0, vocab, (b, t), generator=c.generator)
+
+
+def shift_values(c):
+    y = torch.tensor([[3, 1, 4, 1, 5], [2, 7, 1, 8, 2]])
+    got = tensor(c.call(c.get("shift_right"), y, BOS), OUT, (2, 5), torch.long)
+    if not torch.equal(got, torch.tensor([[10, 3, 1, 4, 1], [10, 2, 7, 1, 8]])):
+        fail(f"shift_right([[3, 1, 4, 1, 5], ...], 10) memberi {got[0].tolist()}, seharusnya [10, 3, 1, 4, 1].",
+             f"shift_right([[3, 1, 4, 1, 5], ...], 10) gave {got[0].tolist()}, expected [10, 3, 1, 4, 1].")
+    if not torch.equal(y, torch.tensor([[3, 1, 4, 1, 5], [2, 7, 1, 8, 2]])):
+        fail("shift_right mengubah y di tempat.", "shift_right changed y in place.")
+
+
+def tf_construct(c):
+    submodules(_transformer(c), {"src_embed": "Embedding", "tgt_embed": "Embedding", "encoder": "ModuleList",
+                                 "decoder": "ModuleList", "enc_norm": "LayerNorm", "dec_norm": "LayerNorm",
+                                 "generator": "Linear"})
+
+
+def tf_shape(c):
+    model = _transformer(c)
+    src, tgt = _tokens(c, 2, LENGTH), _tokens(c, 2, LENGTH, 11)
+    tensor(c.call(model.encode, src), MEMORY_OUT, (2, LENGTH, 32))
+    tensor(c.call(model, src, tgt), LOGITS, (2, LENGTH, 11))
+    tensor(c.call(model, src[:, :5], tgt[:, :3]), LOGITS, (2, 3, 11))
+    tensor(c.call(model, src[:1], tgt[:1, :1]), LOGITS, (1, 1, 11))
+
+
+MEMORY_OUT = ("Memori (keluaran encode)", "The memory (encode's output)")
+
+
+def tf_distinct_blocks(c):
+    model = _transformer(c)
+    for side in ("encoder", "decoder"):
+        blocks = list(getattr(model, side))
+        if len(blocks) != 2 or len({id(block) for block in blocks}) != 2:
+            fail(f"`{side}` harus berisi 2 blok yang berbeda (num_layers = 2), bukan satu objek berulang.",
+                 f"`{side}` must hold 2 distinct blocks (num_layers = 2), not one object repeated.")
+
+
+def tf_param_count(c):
+    param_count(_transformer(c), 43915, "Transformer(10, 11, 32, 4, 64, 2, 32)")
+    param_count(_transformer(c, 10, 11, 16, 4, 32, 1, 32), 6155, "Transformer(10, 11, 16, 4, 32, 1, 32)")
+
+
+def tf_causality(c):
+    model = _transformer(c)
+    src, tgt = _tokens(c, 2, LENGTH), _tokens(c, 2, LENGTH, 11)
+    logits = c.call(model, src, tgt)
+    for t in range(1, LENGTH):
+        changed = tgt.clone()
+        changed[:, t:] = (changed[:, t:] + 1) % 11
+        other = tensor(c.call(model, src, changed), LOGITS, logits.shape)
+        if not torch.allclose(other[:, :t], logits[:, :t], atol=1e-5):
+            fail(f"Mengubah token target pada posisi ≥ {t} mengubah logit pada posisi < {t}.",
+                 f"Changing target tokens at positions ≥ {t} changes the logits at positions < {t}.")
+
+
+def tf_memory_path(c):
+    model = _transformer(c)
+    src, tgt = _tokens(c, 2, LENGTH), _tokens(c, 2, LENGTH, 11)
+    changed = src.clone()
+    changed[:, 2] = (changed[:, 2] + 5) % 10
+    if (c.call(model, src, tgt) - c.call(model, changed, tgt)).abs().max() < 1e-3:
+        fail("Mengubah satu token sumber tidak mengubah logit: memori tidak sampai ke decoder.",
+             "Changing one source token does not change the logits: the memory does not reach the decoder.")
+
+
+def _train_twice(c):
+    """The student's train_step twice, beside two Adam steps computed here on a twin model
+    (once per run: train.loss and train.update read the same steps)."""
+    if not hasattr(c, "train_steps"):
+        c.train_steps = _two_steps(c)
+    return c.train_steps
+
+
+def _two_steps(c):
+    model, twin = _transformer(c), _transformer(c)
+    twin.load_state_dict(model.state_dict())
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    twin_optimizer = torch.optim.Adam(twin.parameters(), lr=3e-3)
+    steps = []
+    for _ in range(2):
+        y = _tokens(c, 16, LENGTH)
+        src, tgt_in = y.flip(1), torch.cat([torch.full((16, 1), BOS), y[:, :-1]], dim=1)
+        twin.train()
+        twin_optimizer.zero_grad()
+        expected = F.cross_entropy(twin(src, tgt_in).reshape(-1, 11), y.reshape(-1))
+        expected.backward()
+        twin_optimizer.step()
+        model.eval()
+        loss = c.get("train_step")(model, optimizer, src, tgt_in, y)
+        steps.append((loss, expected.item(), _steps_apart(model, twin), model.training))
+    return steps
+
+
+def _steps_apart(model, twin, lr=3e-3):
+    """Whether two models are more than rounding apart after the same Adam steps. Adam's first
+    steps move every weight by about ±lr however small its gradient, so a gradient that is zero
+    up to rounding may go either way: a few weights (2%), each at most 2·lr off, are allowed (the
+    autograder's own step comparison allows the same)."""
+    diffs = torch.cat([(p - q).detach().abs().flatten() for p, q in zip(model.parameters(), twin.parameters())])
+    return bool((diffs > 1e-5).double().mean() > 0.02 or diffs.max() > 2 * lr + 1e-6)
+
+
+def train_loss(c):
+    loss, expected, _, training = _train_twice(c)[0]
+    if not isinstance(loss, float):
+        fail("train_step harus mengembalikan float Python: loss.item().",
+             "train_step must return a Python float: loss.item().")
+    if abs(loss - expected) > 1e-4:
+        fail(f"Loss {loss:.4f}, seharusnya {expected:.4f}: F.cross_entropy pada logit mentah (tanpa softmax), "
+             "dihitung sebelum pembaruan.",
+             f"Loss {loss:.4f}, expected {expected:.4f}: F.cross_entropy on raw logits (no softmax), "
+             "computed before the update.")
+    if not training:
+        fail("train_step harus memanggil model.train().", "train_step must call model.train().")
+
+
+def train_update(c):
+    for step, (_, _, apart, _) in enumerate(_train_twice(c), 1):
+        if apart:
+            fail(f"Parameter setelah langkah {step} berbeda dari langkah Adam yang benar"
+                 + (": zero_grad, backward, step." if step == 1 else ": panggil optimizer.zero_grad() tiap langkah."),
+                 f"The parameters after step {step} differ from a correct Adam step"
+                 + (": zero_grad, backward, step." if step == 1 else ": call optimizer.zero_grad() every step."))
+
+
+def greedy_shape(c):
+    model = _transformer(c)
+    out = c.call(c.get("greedy_decode"), model, _tokens(c, 3, LENGTH), BOS, LENGTH)
+    tensor(out, ("Hasil greedy_decode", "greedy_decode's result"), (3, LENGTH), torch.long)
+
+
+class _WholePrefix(nn.Module):
+    """A model that is not causal: every position's logits read the whole prefix. Only here does
+    decoding again from every position's argmax differ from appending the last position's."""
+
+    def __init__(self):
+        super().__init__()
+        self.unused = nn.Parameter(torch.zeros(1))
+
+    def encode(self, src):
+        return src.to(torch.float32).unsqueeze(-1)
+
+    def decode(self, tgt, memory):
+        positions = torch.arange(tgt.size(1))
+        read = memory[:, positions % memory.size(1), 0].long()
+        token = (read + 3 * tgt.sum(1, keepdim=True) + positions) % 11
+        return F.one_hot(token, 11).to(memory.dtype) * 4.0 + torch.linspace(0.0, 0.1, 11)
+
+    def forward(self, src, tgt):
+        return self.decode(tgt, self.encode(src))
+
+
+def greedy_last_position(c):
+    for model in (_transformer(c), _WholePrefix()):
+        _greedy_like_by_hand(c, model)
+
+
+def _greedy_like_by_hand(c, model):
+    src = _tokens(c, 3, LENGTH)
+    out = c.call(c.get("greedy_decode"), model, src, BOS, LENGTH)
+    tensor(out, ("Hasil greedy_decode", "greedy_decode's result"), (3, LENGTH), torch.long)
+    with torch.no_grad():
+        memory, prefix = model.encode(src), torch.full((3, 1), BOS)
+        for t in range(LENGTH):
+            best = model.decode(prefix, memory)[:, -1].argmax(dim=-1)
+            if not torch.equal(out[:, t], best):
+                fail(f"Token ke-{t}: seharusnya argmax logit posisi TERAKHIR dari decode(awalan, memori).",
+                     f"Token {t}: expected the argmax of the LAST position's logits of decode(prefix, memory).")
+            prefix = torch.cat([prefix, best[:, None]], dim=1)
+
+
 # (id, function, ids that must pass first): the public checks of each assignment. An id the
 # autograder also has takes its title and hint from the autograder's registry at build time.
 CHECKS = {
@@ -591,6 +778,19 @@ CHECKS = {
         ("dec.cross_weights", dec_cross_weights, ("dec.shape",)),
         ("dec.wiring", dec_wiring, ("dec.shape",)),
         ("dec.float64", dec_float64, ("dec.shape",)),
+    ],
+    "transformer": [
+        ("shift.values", shift_values, ()),
+        ("tf.construct", tf_construct, ()),
+        ("tf.shape", tf_shape, ("tf.construct",)),
+        ("tf.distinct_blocks", tf_distinct_blocks, ("tf.construct",)),
+        ("tf.param_count", tf_param_count, ("tf.distinct_blocks",)),
+        ("tf.causality", tf_causality, ("tf.shape",)),
+        ("tf.memory_path", tf_memory_path, ("tf.shape",)),
+        ("train.loss", train_loss, ("tf.shape",)),
+        ("train.update", train_update, ("train.loss",)),
+        ("greedy.shape", greedy_shape, ("tf.shape",)),
+        ("greedy.last_position", greedy_last_position, ("greedy.shape",)),
     ],
 }
 
@@ -664,7 +864,8 @@ def _title(check_id, lang):
 
 
 def cek_mandiri(tugas, namespace=None, bahasa=None, gagal_bila_salah=True):
-    """Run the public checks of assignment ``tugas`` ("attention", "encoder", "decoder") on the
+    """Run the public checks of assignment ``tugas`` ("attention", "encoder", "decoder",
+    "transformer") on the
     names in ``namespace`` (pass ``globals()``), print a ✓/✗ table with hints and, when a check
     fails and ``gagal_bila_salah`` is true, raise AssertionError. ``bahasa``: "id" or "en"."""
     if namespace is None:
