@@ -103,7 +103,13 @@ def test_shared_reference_weights_are_encoded_once_and_are_the_modules():
 
     plan = plans.load("encoder")
     andi = Path(__file__).resolve().parent.parent / "examples" / "submissions" / "andi" / "encoder" / "encoder.ipynb"
-    grade(Submission("andi", "encoder", andi), plan)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:  # grading runs on one torch thread and leaves the caller's (a student's kernel) as it was
+        grade(Submission("andi", "encoder", andi), plan)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(threads)
     before = dict(context._SHARED_REFERENCES)
     assert before
     result = grade(Submission("andi", "encoder", andi), plan)

@@ -1,11 +1,14 @@
 """Grade one submission: load its code, run every check of the plan against a sandboxed
 worker, and record the outcomes. Pass/fail is decided here, in the trusted process."""
 
+import contextlib
 import dataclasses
 import sys
 import time
 import traceback
 from pathlib import Path
+
+import torch
 
 import solutions
 from autograder import loading
@@ -44,6 +47,24 @@ def grade_loaded(loaded, student, plan, source=None, started=None, slot=0):
         reason = problems[-1]
         outcomes = [Outcome(c.info, "skipped", 0.0, reason) for c in plan.checks]
         return _finish(student, plan, source, outcomes, problems, started)
+    with one_thread():
+        return _grade_in_sandbox(loaded, student, plan, source, started, problems, slot)
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch's intra-op threads off while grading, as they were afterwards (a student's kernel
+    keeps its own). The checks' tensors are small, but a training check's reference steps are
+    not: with two threads on a loaded machine their spinning costs several times the work."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _grade_in_sandbox(loaded, student, plan, source, started, problems, slot):
     limits = plan.limits
     session = Session(
         loaded.chunks, targets.names(), solutions,
