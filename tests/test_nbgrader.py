@@ -673,8 +673,12 @@ def test_the_transformer_training_is_shown_with_the_reference_curve_and_in_the_c
         figure = html_page.split('data-kind="loss_curve"')[1].split("</figure>")[0]
         assert figure.count("<polyline") == 2 and ">Anda<" in figure and ">acuan<" in figure, figure[:2000]
         assert "tercapai pada langkah" in figure and "grade_target" not in html_page
+        assert "didekode greedy oleh penilai" in figure and figure.count(" → ") >= 3, figure[-3000:]
     record = json.loads((reports / CORRECT / "record.json").read_text(encoding="utf-8"))
     (curve,) = [p["data"] for p in record["pictures"] if p["kind"] == "loss_curve"]
+    # what her trained model writes, decoded here by the reference holding her verified weights
+    assert len(curve["examples"]) == 3 and sum(e["decoded"] == e["expected"] for e in curve["examples"]) >= 2
+    assert all(len(e["source"]) == len(e["expected"]) == len(e["decoded"]) for e in curve["examples"])
     student, reference, accuracy = curve["student"], curve["reference"], curve["accuracy"]
     assert len(student) == len(reference) == accuracy[-1][0]  # stopped at the first evaluation that reached it
     assert reference[-1] < reference[0] / 4 and student == pytest.approx(reference, rel=1e-3, abs=1e-4)

@@ -21,8 +21,10 @@ Pictures (``kind``):
   run again): ``student`` (the losses the student's step returned, for display only) and
   ``reference`` (the reference's step from each verified state) per step, ``accuracy`` ([step,
   exact-sequence accuracy] per evaluation, measured in the trusted process), ``wanted`` (the
-  accuracy the check asks for). The
-  task is the hidden variant: no source or target sequence is shown.
+  accuracy the check asks for), ``examples`` (three held-out pairs of the hidden task greedily
+  decoded, at the last evaluation, by the reference model holding the verified weights: what the
+  student's trained model writes). Showing the hidden task gives nothing away: every step of
+  the training is verified, whatever the student knows about the task.
 
 Non-finite numbers (NaN, inf) are stored as ``None``.
 """
@@ -251,4 +253,4 @@ def training_curve(session, sizes):
                              "Training on the hidden task: loss per step"),
                    student=rounded(curve["student"]), reference=rounded(curve["reference"]),
                    accuracy=[[int(step), round(float(acc), DIGITS)] for step, acc in curve["accuracy"]],
-                   wanted=float(curve["target"]))
+                   wanted=float(curve["target"]), examples=curve.get("examples", []))

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import solutions
+from solutions.transformer import BOS
 from autograder.texts import bilingual
 
 # A step is one honest step when the parameters and both Adam moments are close to the reference
@@ -170,6 +171,15 @@ def loss_variants(args, state, batch):
                 F.cross_entropy(flat, target, reduction="sum"),
         }
     return {said: float(value) for said, value in found.items()}
+
+
+def decoded_examples(stepper, params, src, tgt_out, count=3):
+    """The first ``count`` pairs greedily decoded by the reference model holding ``params``:
+    [{"source", "expected", "decoded"}] as lists of token ids."""
+    model, _ = stepper.load({"params": params, "adam": {}})
+    decoded = solutions.greedy_decode(model, src[:count], BOS, tgt_out.size(1))
+    return [{"source": s.tolist(), "expected": e.tolist(), "decoded": d.tolist()}
+            for s, e, d in zip(src[:count], tgt_out[:count], decoded)]
 
 
 def sequence_accuracy(stepper, params, src, tgt_out):

@@ -392,6 +392,16 @@ def draw_loss_curve(data, lang, label):
         notes = [f"Exact-sequence accuracy per evaluation (measured by the grader): {shown}.",
                  f"The {data['wanted']:.0%} target was reached at step {reached[0]}." if reached
                  else f"The {data['wanted']:.0%} target was not reached."]
+    shown = []
+    for example in data.get("examples", []):
+        source, expected, decoded = (" ".join(map(str, example[key])) for key in ("source", "expected", "decoded"))
+        right = example["decoded"] == example["expected"]
+        shown.append(f"{source} → {decoded} " + ("✓" if right else "✗ (" + (
+            "seharusnya " if lang == "id" else "expected ") + expected + ")"))
+    if shown:
+        notes.append(("Keluaran model Anda setelah pelatihan, didekode greedy oleh penilai (sumber → keluaran): "
+                      if lang == "id" else "What your trained model writes, decoded greedily by the grader "
+                      "(source → output): ") + "; ".join(shown) + ".")
     return svg.document(chart, label), notes
 
 
