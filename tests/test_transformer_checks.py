@@ -123,10 +123,13 @@ def test_the_reference_learns_the_hidden_task_within_the_budget():
     ("forks", "is not the reference's step"),
     ("sleeps", "ran past its time budget after 25 steps"),
 ])
-def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, name, said):
+def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, monkeypatch, name, said):
     from autograder.grading.grader import grade
     from autograder.loading import Submission
 
+    # the sleeper sleeps from its 26th step: the budget stops it at whatever it is (the first 25
+    # steps take ~2 s); 8 s instead of the declared 60 spares the suite ~50 s of waiting
+    monkeypatch.setattr(outcome, "BUDGET_SECONDS", 8)
     plan = plans.load("transformer")
     result = grade(Submission(name, "transformer", HOSTILE / f"{name}.py"), plan)
     by_id = {o.check.id: o for o in result.outcomes}
