@@ -26,23 +26,59 @@ EXAMPLES = ROOT / "examples" / "submissions"
 SLOW_FIXTURES = {"attention_batch", "nbgrader"}
 
 
-# Session fixtures that several test files share: under pytest-xdist (pyproject.toml's addopts
-# run the suite on two processes) every test that uses one goes to the same process, so the
-# fixture is built once; any other test goes with the rest of its file.
-SHARED_SESSION_FIXTURES = ("nbgrader", "attention_batch")
+# Session fixtures that several test files share, and the files whose tests use each: under
+# pytest-xdist (pyproject.toml's addopts run the suite on two processes) those files go to one
+# process together, so the fixture (and every job the ``nbgrader`` one starts) is built once; any
+# other file goes to a process of its own choosing, whole. xdist's own ``loadgroup`` marks do
+# not work with pytest 9.2 (xdist 3.8 writes the group into ``item._nodeid``, which pytest no
+# longer reads), so the grouping is this scheduler's, from the file's name; collection checks
+# that the table is complete.
+SHARED_SESSION_FIXTURES = {
+    "nbgrader": ("test_nbgrader.py", "test_nbgrader_late.py", "test_selfcheck.py"),
+    "attention_batch": ("test_class_report.py", "test_cli.py", "test_distributed.py", "test_gradescope.py"),
+}
+_GROUP_OF_FILE = {name: fixture for fixture, names in SHARED_SESSION_FIXTURES.items() for name in names}
+
+
+def xdist_group(nodeid):
+    """The group a test runs in: its shared fixture's, else its file's."""
+    name = Path(nodeid.split("::")[0]).name
+    return _GROUP_OF_FILE.get(name, name)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_group(nodeid)
+
+    return SharedFixtureScheduling(config, log)
+
+
+# The longest groups start first (the scheduler hands out groups in the order collected), so
+# that neither process is left with a long one at the end.
+LONGEST_FIRST = ("nbgrader", "test_corpus.py", "attention_batch")
 
 
 def pytest_collection_modifyitems(items):
     """``-m "not slow"`` (the quick loop) leaves out the tests marked ``@pytest.mark.slow``
-    (more than ~5 s on a quiet machine) and those that use a slow fixture. Each test is given
-    its ``xdist_group`` (``--dist loadgroup``): a shared session fixture's, else its file's."""
+    (more than ~5 s on a quiet machine) and those that use a slow fixture. A test that uses a
+    shared session fixture from a file ``SHARED_SESSION_FIXTURES`` does not list is an error:
+    it would build the fixture a second time in the other process."""
+    rank = {group: index for index, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group(item.nodeid), len(rank)))  # stable: files keep their order
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         slow = SLOW_FIXTURES | set(getattr(getattr(item, "module", None), "SLOW_FIXTURES", ()))
         if slow & fixtures:
             item.add_marker(pytest.mark.slow)
-        shared = [name for name in SHARED_SESSION_FIXTURES if name in fixtures]
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.path.name))
+        for fixture in fixtures & set(SHARED_SESSION_FIXTURES):
+            if item.path.name not in SHARED_SESSION_FIXTURES[fixture]:
+                raise pytest.UsageError(f"{item.nodeid} uses the session fixture {fixture!r}: add "
+                                        f"{item.path.name!r} to SHARED_SESSION_FIXTURES in tests/conftest.py")
 
 
 @contextlib.contextmanager
