@@ -25,8 +25,7 @@ import torch
 
 import solutions
 from autograder.checks.registry import check, fail
-from autograder.checks.steps import (Stepper, compare_states, decoded_examples, initial_state, sequence_accuracy,
-                                     toy_batch)
+from autograder.checks.steps import Stepper, compare_states, evaluate, initial_state, toy_batch
 from autograder.checks.targets import TRAIN, TRANSFORMER
 from autograder.sandbox.process import WorkerFailure
 from autograder.texts import bilingual
@@ -126,9 +125,8 @@ def train_outcome(ctx):
                                f"from the same state ({problem.en}). Every step is verified; another step "
                                "(dropout, weights changed, extra steps) cannot be scored." + curves(mine, reference).en))
             state = after
-        accuracy = sequence_accuracy(stepper, state["params"], evaluation[0], evaluation[2])
+        accuracy, ctx.session.training_curve["examples"] = evaluate(stepper, state["params"], evaluation[0], evaluation[2])
         evaluations.append([done + EVERY, accuracy])
-        ctx.session.training_curve["examples"] = decoded_examples(stepper, state["params"], evaluation[0], evaluation[2])
         if accuracy >= TARGET:
             return
     fail(bilingual(f"Setelah {MAX_STEPS} langkah akurasi urutan-tepat baru {accuracy:.0%} (target "

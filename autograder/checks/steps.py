@@ -173,16 +173,17 @@ def loss_variants(args, state, batch):
     return {said: float(value) for said, value in found.items()}
 
 
-def decoded_examples(stepper, params, src, tgt_out, count=3):
-    """The first ``count`` pairs greedily decoded by the reference model holding ``params``:
-    [{"source", "expected", "decoded"}] as lists of token ids."""
+def evaluate(stepper, params, src, tgt_out, shown=3):
+    """(exact-sequence accuracy, the first ``shown`` pairs) of greedy decoding by the reference
+    model holding ``params``, decoded once; a pair is {"source", "expected", "decoded"} as lists
+    of token ids."""
     model, _ = stepper.load({"params": params, "adam": {}})
-    decoded = solutions.greedy_decode(model, src[:count], BOS, tgt_out.size(1))
-    return [{"source": s.tolist(), "expected": e.tolist(), "decoded": d.tolist()}
-            for s, e, d in zip(src[:count], tgt_out[:count], decoded)]
+    decoded = solutions.greedy_decode(model, src, BOS, tgt_out.size(1))
+    accuracy = (decoded == tgt_out).all(dim=1).float().mean().item()  # as solutions.sequence_accuracy
+    return accuracy, [{"source": s.tolist(), "expected": e.tolist(), "decoded": d.tolist()}
+                      for s, e, d in zip(src[:shown], tgt_out[:shown], decoded[:shown])]
 
 
 def sequence_accuracy(stepper, params, src, tgt_out):
     """Exact-sequence accuracy of greedy decoding by the reference model holding ``params``."""
-    model, _ = stepper.load({"params": params, "adam": {}})
-    return solutions.sequence_accuracy(model, src, tgt_out)
+    return evaluate(stepper, params, src, tgt_out)[0]
