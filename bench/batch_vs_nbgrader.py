@@ -1,6 +1,6 @@
 """Benchmark: the kit against plain nbgrader, for every assignment, on this machine, in one run.
 
-    .venv/bin/python bench/batch_vs_nbgrader.py                        # N = 100, all three
+    .venv/bin/python bench/batch_vs_nbgrader.py                        # N = 100, all four (the transformer without training)
     .venv/bin/python bench/batch_vs_nbgrader.py --n 10 --assignment encoder
     .venv/bin/python bench/batch_vs_nbgrader.py --skip-nbgrader        # the kit only
 
@@ -30,7 +30,10 @@ from cold_and_scale import (COLD_TARGET, autograder_command, cold_one, print_col
 from plain_asserts import PLAIN_TESTS
 
 ROOT = Path(__file__).resolve().parent.parent
-ASSIGNMENTS = ("attention", "encoder", "decoder")
+ASSIGNMENTS = ("attention", "encoder", "decoder", "transformer")
+# The transformer's checks without its training outcome, on both sides (without_training.py): the
+# kit leaves train.outcome out, the baseline's notebook leaves out the cells that train.
+TRAINING_CELLS = {"transformer": ("train", "plot_loss", "examples")}
 CORES = os.cpu_count()
 TARGET = 50  # nbgrader/kit, the course's goal
 ALONE_TARGET = 1.3  # kit / the checks alone: the sandbox, the wire and start-up cost at most 30 %
@@ -54,11 +57,19 @@ BUGS = {  # (name, text in the reference solution cell, replacement)
         ("no_cross_residual", "h = h + z", "h = z"),
         ("no_self_residual", "h = x + self.self_attn(n, n, n, mask)[0]", "h = self.self_attn(n, n, n, mask)[0]"),
     ],
+    "transformer": [
+        ("shift_left", "torch.cat([start, y[:, :-1]], dim=1)", "torch.cat([y[:, 1:], start], dim=1)"),
+        ("no_sqrt_d", "x = embedding(tokens) * math.sqrt(self.d_model)", "x = embedding(tokens)"),
+        ("softmax_logits", "return self.generator(self.dec_norm(g))",
+         "return self.generator(self.dec_norm(g)).softmax(-1)"),
+        ("first_position", "logits[:, -1].argmax(dim=-1, keepdim=True)", "logits[:, 0].argmax(dim=-1, keepdim=True)"),
+    ],
 }
 LOOP_AT = {  # a line of the graded module's forward; the loop goes right before it
     "attention": "        b, tq, d = q.shape\n",
     "encoder": "        if self.prenorm:\n",
     "decoder": "        mask = causal_mask(x.size(1))",
+    "transformer": "        h = self._embed(self.src_embed, src)\n",
 }
 PLAIN_CONFIG = """\
 # nbgrader as an instructor without the kit configures it: default preprocessors and timeout.
@@ -102,6 +113,8 @@ def build_plain_course(folder, assignment, env):
     for cell, meta in nbgrader_cells(notebook):
         if meta.get("grade_id") == "cek_mandiri" or "".join(cell["source"]).startswith("## Cek mandiri"):
             continue  # the kit's self-check: an instructor without the kit has none
+        if meta.get("grade_id") in TRAINING_CELLS.get(assignment, ()):
+            continue
         if meta.get("grade") and not meta.get("solution"):
             if meta["grade_id"] not in tests:
                 sys.exit(f"no plain asserts for hidden cell {meta['grade_id']} of {assignment}")
@@ -154,7 +167,10 @@ def write_submissions(course, assignment, mix):
 
 def floor_seconds(course, assignment, jobs):
     """All submissions graded in this process: torch imported, zygote warm, no reports."""
+    from without_training import patch
     from autograder import loading, plan as plans
+
+    patch()
     from autograder.grading import batch
     from autograder.sandbox.process import shared_zygote
 
@@ -237,9 +253,8 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     times, missed = [], []
     for attempt in range(args.repeat):
         out = workdir / assignment / f"reports-{attempt}"
-        seconds, done = timed([str(Path(sys.executable).parent / "autograder"), "grade",
-                               str(kit_course / "submitted"), "--assignment", assignment,
-                               "--out", str(out), "--jobs", str(args.jobs)], ROOT, kit_env)
+        seconds, done = timed(autograder_command([kit_course / "submitted"], assignment, out, args.jobs),
+                              ROOT, kit_env)
         if done.returncode:
             sys.exit(f"autograder grade failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
         times.append(seconds)
@@ -327,7 +342,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100, help="submissions per assignment (default 100)")
     parser.add_argument("--assignment", action="append", choices=ASSIGNMENTS,
-                        help="assignment to measure (repeatable; default: all three)")
+                        help="assignment to measure (repeatable; default: all four; the transformer "
+                             "without its training, on both sides)")
     parser.add_argument("--jobs", type=int, default=2, help="autograder grade --jobs (default 2)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of autograder grade per assignment; the median counts (default 3)")

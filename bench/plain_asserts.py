@@ -128,4 +128,60 @@ assert block(x[:, :3], memory)[0].shape == (2, 3, 16)
 """,
 }
 
-PLAIN_TESTS = {"attention": ATTENTION, "encoder": ENCODER, "decoder": DECODER}
+TRANSFORMER = {  # the non-training checks: the baseline's notebook does not train (see without_training.py)
+    "test_shift_right": """\
+y = torch.tensor([[3, 1, 4, 1], [2, 7, 1, 8]])
+shifted = shift_right(y, 10)
+assert shifted.dtype == torch.long
+assert torch.equal(shifted, torch.tensor([[10, 3, 1, 4], [10, 2, 7, 1]]))
+assert torch.equal(y, torch.tensor([[3, 1, 4, 1], [2, 7, 1, 8]]))
+""",
+    "test_Transformer": """\
+torch.manual_seed(1)
+model = Transformer(SRC_VOCAB, TGT_VOCAB, d_model=32, num_heads=4, d_ff=64, num_layers=2, max_len=32).eval()
+assert sum(p.numel() for p in model.parameters()) == 43915
+assert model.encoder[0] is not model.encoder[1] and model.decoder[0] is not model.decoder[1]
+src, tgt_in, tgt_out = make_batch(2, LENGTH, torch.Generator().manual_seed(0))
+memory = model.encode(src)
+logits = model(src, tgt_in)
+assert memory.shape == (2, LENGTH, 32) and logits.shape == (2, LENGTH, TGT_VOCAB)
+assert torch.allclose(model.decode(tgt_in, memory), logits, atol=1e-5)
+changed = tgt_in.clone()
+changed[:, 5:] = (changed[:, 5:] + 1) % TGT_VOCAB  # later target tokens: earlier logits unchanged
+assert torch.allclose(model(src, changed)[:, :5], logits[:, :5], atol=1e-5)
+assert not torch.allclose(model(src.flip(1), tgt_in), logits, atol=1e-3)
+""",
+    "test_train_step": """\
+import copy
+torch.manual_seed(1)
+model = Transformer(SRC_VOCAB, TGT_VOCAB, d_model=32, num_heads=4, d_ff=64, num_layers=2, max_len=32)
+twin = copy.deepcopy(model)
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+twin_optimizer = torch.optim.Adam(twin.parameters(), lr=3e-3)
+for seed in (3, 4):
+    src, tgt_in, tgt_out = make_batch(4, LENGTH, torch.Generator().manual_seed(seed))
+    loss = train_step(model, optimizer, src, tgt_in, tgt_out)
+    twin.train()
+    twin_optimizer.zero_grad()
+    expected = F.cross_entropy(twin(src, tgt_in).reshape(-1, TGT_VOCAB), tgt_out.reshape(-1))
+    expected.backward()
+    twin_optimizer.step()
+    assert isinstance(loss, float) and abs(loss - expected.item()) < 1e-4
+    assert all(torch.allclose(p, q, atol=1e-5) for p, q in zip(model.parameters(), twin.parameters()))
+""",
+    "test_greedy_decode": """\
+torch.manual_seed(1)
+model = Transformer(SRC_VOCAB, TGT_VOCAB, d_model=32, num_heads=4, d_ff=64, num_layers=2, max_len=32).eval()
+src, _, _ = make_batch(3, LENGTH, torch.Generator().manual_seed(4))
+out = greedy_decode(model, src, BOS, LENGTH)
+assert out.shape == (3, LENGTH) and out.dtype == torch.long
+with torch.no_grad():  # by hand: encode once, append the argmax of the last position
+    memory = model.encode(src)
+    tokens = torch.full((3, 1), BOS)
+    for _ in range(LENGTH):
+        tokens = torch.cat([tokens, model.decode(tokens, memory)[:, -1].argmax(-1, keepdim=True)], dim=1)
+assert torch.equal(out, tokens[:, 1:])
+""",
+}
+
+PLAIN_TESTS = {"attention": ATTENTION, "encoder": ENCODER, "decoder": DECODER, "transformer": TRANSFORMER}
