@@ -50,3 +50,39 @@ def test_the_scale_run_reads_the_slope_and_the_memory_of_each_quarter():
     assert [q for q, _, _ in rows] == [1, 2, 3, 4]
     assert [round(s, 3) for _, s, _ in rows] == [1.25, 0.5, 0.5, 1.0]
     assert [r for _, _, r in rows] == [120.0, 120.0, 120.0, 180.0]
+
+
+def test_the_plain_baseline_passes_the_reference_and_each_bug_is_in_its_notebook():
+    """The baseline's hidden cells (plain asserts) pass on the reference solution, and every bug
+    of --mix replaces text that the assignment's solution cells hold: otherwise the bench would
+    stop midway (an insane baseline) after minutes of nbgrader."""
+    import json
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    import solutions
+    import solutions.transformer
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from batch_vs_nbgrader import ASSIGNMENTS, BUGS, LOOP_AT, TRAINING_CELLS
+        from plain_asserts import PLAIN_TESTS
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+    names = {**vars(solutions), **vars(solutions.transformer), "math": math, "torch": torch, "F": F,
+             "LENGTH": 8}
+    assert set(PLAIN_TESTS) == set(ASSIGNMENTS) == set(BUGS) == set(LOOP_AT)
+    for assignment in ASSIGNMENTS:
+        notebook = json.loads((ROOT / "assignments" / "source" / assignment / f"{assignment}.ipynb").read_text())
+        cells = {cell["metadata"].get("nbgrader", {}).get("grade_id"): "".join(cell["source"])
+                 for cell in notebook["cells"]}
+        solved = "".join(code for grade_id, code in cells.items() if grade_id and grade_id.startswith("solution"))
+        for grade_id, source in PLAIN_TESTS[assignment].items():
+            assert grade_id in cells, (assignment, grade_id)
+            exec(source, dict(names))
+        for name, old, _ in BUGS[assignment]:
+            assert old in solved, (assignment, name)
+        assert LOOP_AT[assignment] in solved, assignment
+        assert set(TRAINING_CELLS.get(assignment, ())) <= set(cells), assignment
