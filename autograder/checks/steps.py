@@ -7,6 +7,8 @@ Transformer and a fresh ``torch.optim.Adam`` and takes the reference's ``train_s
 state the student's step produced is judged against one honest step from the state before it.
 """
 
+import threading
+
 import torch
 import torch.nn.functional as F
 
@@ -77,9 +79,25 @@ class Stepper:
         return loss, state_of(model, optimizer)
 
 
+_STEPPERS = threading.local()  # each grading thread's Steppers: a Stepper holds one state at a time
+
+
+def stepper(args, lr):
+    """This thread's Stepper for ``args`` and ``lr``, built once (a Transformer and an Adam cost
+    more than the step itself)."""
+    kept = _STEPPERS.__dict__.setdefault("by_arguments", {})
+    key = (tuple(args), lr)
+    if key not in kept:
+        if len(kept) >= 16:
+            kept.clear()
+        kept[key] = Stepper(args, lr)
+    return kept[key]
+
+
 def load_state(args, state, lr):
-    """A reference Transformer and Adam holding ``state`` (see ``Stepper.load``)."""
-    return Stepper(args, lr).load(state)
+    """A reference Transformer and Adam holding ``state`` (see ``Stepper.load``); this thread's,
+    valid until its next load."""
+    return stepper(args, lr).load(state)
 
 
 def state_of(model, optimizer):
@@ -93,7 +111,7 @@ def state_of(model, optimizer):
 
 def reference_step(args, state, batch, lr):
     """(loss, state after) of the reference's train_step from ``state`` on ``batch``."""
-    return Stepper(args, lr).step(state, batch)
+    return stepper(args, lr).step(state, batch)
 
 
 def _close(pairs):
