@@ -22,6 +22,13 @@ block's own output must in turn be what the contract's wiring gives from the ver
 The same holds for the calls a check makes of the target itself (``Recorded.whole``): a
 property check compares two calls of one module, and a module that keeps state could make them
 agree. They are made again last, in reverse order (``unverified``).
+
+Two records that claim the same request (the same object, sub-layer or function, the same
+arguments byte for byte, the same seed) are answered by one replay, compared with each recorded
+result: what a fresh build computes from those inputs is the one thing both claims are checked
+against (requests of one check's own calls never repeat: each has a seed of its own). A
+recorded module-level function is called by name, so the block that called it is not built
+for it: the function's result may depend on its inputs alone.
 """
 
 import hashlib
