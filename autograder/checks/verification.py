@@ -22,19 +22,28 @@ block's own output must in turn be what the contract's wiring gives from the ver
 The same holds for the calls a check makes of the target itself (``Recorded.whole``): a
 property check compares two calls of one module, and a module that keeps state could make them
 agree. They are made again last, in reverse order (``unverified``).
+
+Two records that claim the same request (the same object, sub-layer or function, the same
+arguments byte for byte, the same seed) are answered by one replay, compared with each recorded
+result: what a fresh build computes from those inputs is the one thing both claims are checked
+against (requests of one check's own calls never repeat: each has a seed of its own). A
+recorded module-level function is called by name, so the block that called it is not built
+for it: the function's result may depend on its inputs alone.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 import torch
 
+from autograder.checks import replay_results as results
 from autograder.sandbox.process import StudentError, WorkerFailure
 from autograder.sandbox.session import Method, RemoteObject, Session, SubModule
-from autograder.sandbox.wire import RemoteTensor
+from autograder.sandbox.wire import Blob, RemoteTensor
 from autograder.texts import bilingual
 
 BATCH = 16  # requests per round trip (the worker's MAX_BATCH)
-TOLERANCE = (1e-5, 1e-6)  # rtol, atol: the same code on the same inputs, in another process
 
 
 SELF = "<self>"  # a Call's name when the call was of the target object itself
@@ -61,8 +70,13 @@ def unverified(session, recorded_by_check):
     The calls a check made of the target itself (``Recorded.whole``) are made again last, in
     the reverse of their order: a module that keeps state from one call to the next (a stash
     of an earlier input or output) so that two calls agree, as a property check wants, is
-    called first on what came second, before anything was stashed, and answers otherwise."""
-    replays, wholes = [], []  # (check id, owner, call message, Call, offered stand-in or None)
+    called first on what came second, before anything was stashed, and answers otherwise.
+
+    Only what a replay needs is done in the fresh worker: the objects its requests call are
+    built (a recorded module-level function is called by name, without its block), and a
+    request identical to an earlier one (the same bytes: target, arguments, seed) is sent once,
+    its answer compared with each recorded result that claims it (``_answers``)."""
+    replays, wholes = [], []
     for check_id, recordings in recorded_by_check.items():
         for recording in recordings:
             owner = _owner(recording.target)
@@ -70,39 +84,53 @@ def unverified(session, recorded_by_check):
                 call = recording.calls[0]
                 if _replayable(session, owner, call) and (owner is None or session.recipe(owner)):
                     message = session.call_message(recording.target, call.args, call.kwargs,
-                                                   call.seed, recording.record)
-                    wholes.append((check_id, owner, message, call, None))
+                                                   call.seed, recording.record, records_back=False)
+                    wholes.append(_Replay(check_id, owner, message, call, None))
                 continue
             for call in recording.calls:
                 message = _replay_message(session, owner, call, recording.functions)
                 if message is None:
                     continue
                 offered = _offered(recording.standins, call) if call.replaced else None
-                replays.append((check_id, owner, message, call, offered))
+                replays.append(_Replay(check_id, owner if "obj" in message["target"] else None,
+                                       message, call, offered))
     replays += wholes[::-1]
     if not replays:
         return {}
     session.fresh_worker()
     failed = {}
-    built = _build_again(session, {owner.id: owner for _, owner, *_ in replays if owner is not None})
-    genuine = [r for r in replays if not r[3].replaced]
-    for start in range(0, len(genuine), BATCH):
-        chunk = genuine[start:start + BATCH]
-        for (check_id, owner, message, call, _), answer in zip(chunk, _answers(session, chunk)):
-            if owner is not None and not built.get(owner.id):
-                failed.setdefault(check_id, call)
-            elif not _gives_back(answer, call.output):
-                failed.setdefault(check_id, call)
-    for check_id, owner, message, call, offered in (r for r in replays if r[3].replaced):
-        if owner is not None and not built.get(owner.id):
-            failed.setdefault(check_id, call)
-            continue
-        if offered is None or not _same(call.output, offered) or not _fails_as_claimed(
-                session, message, call, offered):
-            failed.setdefault(check_id, call)
-    whole = {id(call) for _, _, _, call, _ in wholes}
+    built = _build_again(session, {r.owner.id: r.owner for r in replays if r.owner is not None})
+    ready = []
+    for replay in replays:
+        if replay.owner is not None and not built.get(replay.owner.id):
+            failed.setdefault(replay.check_id, replay.call)
+        else:
+            ready.append(replay)
+    genuine = [r for r in ready if not r.call.replaced]
+    answers = _answers(session, [r.message for r in genuine])
+    for replay, ok in zip(genuine, results.gives_back(answers, [r.call.output for r in genuine])):
+        if not ok:
+            failed.setdefault(replay.check_id, replay.call)
+    for replay in (r for r in ready if r.call.replaced):
+        offered = replay.offered
+        if offered is None or not results.same(replay.call.output, offered) or not _fails_as_claimed(
+                session, replay.message, replay.call, offered):
+            failed.setdefault(replay.check_id, replay.call)
+    whole = {id(r.call) for r in wholes}
     return {check_id: _whole_message(call.names[0]) if id(call) in whole else _message(call)
             for check_id, call in failed.items()}
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """One recorded call to make again: ``owner`` is the object its request calls (built again
+    first; None for a module-level function), ``offered`` the stand-in of a replaced call."""
+
+    check_id: str
+    owner: object
+    message: dict
+    call: object
+    offered: object
 
 
 def _owner(target):
@@ -164,9 +192,10 @@ def _offered(standins, call):
 
 
 def _build_again(session, owners):
-    """Build every owner again in the fresh worker: {object id: built}."""
+    """Build every owner again in the fresh worker: {object id: built}. Its request is the one
+    that built it, less the description of the object (nothing here reads it)."""
     built, recipes = {}, [(oid, session.recipe(owner)) for oid, owner in owners.items()]
-    recipes = [(oid, r) for oid, r in recipes if r is not None]
+    recipes = [(oid, {**r, "describe": False}) for oid, r in recipes if r is not None]
     for start in range(0, len(recipes), BATCH):
         chunk = recipes[start:start + BATCH]
         try:
@@ -184,28 +213,51 @@ def _build_again(session, owners):
     return built
 
 
-def _answers(session, chunk):
-    """The replies to the chunk's call requests, in order; a request after one that raised is
-    sent again, so that each call is answered on its own (None: no answer)."""
-    answers, left = [], [message for _, _, message, _, _ in chunk]
-    while left:
-        try:
-            replies = session.batch(left)
-        except (StudentError, WorkerFailure):
-            answers += [None] * len(left)
-            break
-        answers += replies
-        left = left[len(replies):]
-    return answers
+def _answers(session, messages):
+    """The replies to these call requests, in order (None: no answer). A request that is the
+    same as an earlier one, byte for byte, is not sent again: it gets the earlier one's reply
+    (what a fresh build computes from those inputs is what both records claim). A request after
+    one that raised is sent again, so that each call is answered on its own."""
+    first = _first_identical(messages)
+    unique = sorted(set(first))
+    answers = {}
+    for start in range(0, len(unique), BATCH):
+        left = unique[start:start + BATCH]
+        while left:
+            try:
+                replies = session.batch([messages[index] for index in left])
+            except (StudentError, WorkerFailure):
+                replies = [None] * len(left)
+            answers.update(zip(left, replies))
+            left = left[len(replies):]
+    return [answers[index] for index in first]
 
 
-def _gives_back(answer, output):
-    if not isinstance(answer, dict):  # it raised (a StudentError), or no answer
-        return False
-    try:
-        return _same(Session.call_result(answer), output)
-    except WorkerFailure:
-        return False
+def _first_identical(messages):
+    """For each message, the index of the first one identical to it (itself if none is). Only
+    requests of one target and one seed can be identical: their content is compared."""
+    first = list(range(len(messages)))
+    groups = {}
+    for index, message in enumerate(messages):
+        key = (json.dumps(message.get("target"), sort_keys=True), message.get("seed"))
+        groups.setdefault(key, []).append(index)
+    for indices in groups.values():
+        if len(indices) > 1:
+            seen = {}
+            for index in indices:
+                first[index] = seen.setdefault(_fingerprint(messages[index]), index)
+    return first
+
+
+def _fingerprint(message):
+    """A request's content, tensors by a digest of their bytes (with dtype and shape)."""
+    return json.dumps(message, sort_keys=True, default=_blob_digest)
+
+
+def _blob_digest(value):
+    if not isinstance(value, Blob):
+        raise TypeError(f"{type(value).__name__} cannot go on the wire")
+    return hashlib.blake2b(value.data, digest_size=20).hexdigest()
 
 
 def _fails_as_claimed(session, message, call, offered):
@@ -224,50 +276,8 @@ def _fails_as_claimed(session, message, call, offered):
     except WorkerFailure:
         return False
     if call.replaced.get("non_finite"):  # NaN or inf everywhere, as the worker said
-        return _nothing_finite(result)
-    return not _same_form(result, offered)
-
-
-def _nothing_finite(value):
-    found = []
-
-    def walk(v):
-        if isinstance(v, torch.Tensor):
-            if v.is_floating_point() and v.numel():
-                found.append(v)
-        elif isinstance(v, (tuple, list)):
-            for item in v:
-                walk(item)
-    walk(value)
-    return bool(found) and not any(bool(torch.isfinite(t).any()) for t in found)
-
-
-def _same_form(value, standin):
-    if isinstance(standin, torch.Tensor):
-        return isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(standin.shape)
-    if isinstance(standin, (tuple, list)):
-        return (isinstance(value, (tuple, list)) and len(value) == len(standin)
-                and all(_same_form(v, s) for v, s in zip(value, standin)))
-    return True
-
-
-def _same(a, b):
-    """Equal results: tensors of one shape and dtype within TOLERANCE (NaN where NaN),
-    sequences item by item, plain data equal."""
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-            return False
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        if a.dtype == torch.bool or not (a.is_floating_point() or a.is_complex()):
-            return bool(torch.equal(a, b))
-        rtol, atol = TOLERANCE
-        return bool(torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
+        return results.nothing_finite(result)
+    return not results.same_form(result, offered)
 
 
 def _message(call):

@@ -257,12 +257,16 @@ class Session:
         return batch_answer(self._request({"op": "batch", "requests": requests}, timeout), len(requests))
 
     @classmethod
-    def call_message(cls, target, args, kwargs=None, seed=None, record=None):
+    def call_message(cls, target, args, kwargs=None, seed=None, record=None, records_back=True):
         """The request that calls ``target`` (a function name, object or sub-module), after
         seeding torch's generator with ``seed`` if given (a recorded call made again), with the
-        sub-layers ``record`` names recorded (as ``call_recording``) if given."""
-        message = cls._call_message(target, args, kwargs or {},
-                                    None if record is None else _record_spec(record), False)
+        sub-layers ``record`` names recorded (as ``call_recording``) if given; without
+        ``records_back`` the worker records them as it would but sends back the result alone
+        (a recording made again for its result: the sub-layers run as they ran)."""
+        spec = None if record is None else _record_spec(record)
+        if spec is not None and not records_back:
+            spec["report"] = False
+        message = cls._call_message(target, args, kwargs or {}, spec, False)
         if seed is not None:
             message["seed"] = seed
         return message

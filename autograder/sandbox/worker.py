@@ -493,12 +493,14 @@ class Worker:
         if request.get("device"):
             obj.to(torch.device(request["device"]))
         self.objects[request["id"]] = obj
-        modules, params, aliases = _module_tree(obj)
-        reply = {
-            "params": params,
-            "aliases": aliases,
-            "modules": [[path, type(m).__name__] for path, m in modules if path],
-        }
+        reply = {}
+        if request.get("describe", True) is not False:  # an object built again: not described
+            modules, params, aliases = _module_tree(obj)
+            reply = {
+                "params": params,
+                "aliases": aliases,
+                "modules": [[path, type(m).__name__] for path, m in modules if path],
+            }
         if "values" in request:  # the weights to copy in, in the same request
             reply.update(self._set(obj, request["values"]))
         return reply
@@ -554,6 +556,8 @@ class Worker:
             return fn(*args, **kwargs), None
         with _Recorder(self, fn, spec) as recorder:
             result = fn(*args, **kwargs)
+        if spec.get("report", True) is False:  # a recording made again for its result alone
+            return result, None
         return result, recorder.report()
 
     def op_call(self, request):
