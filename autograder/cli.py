@@ -213,12 +213,15 @@ def grade_command(args, course, lang, out, err):
     from autograder.sandbox import launch
 
     # The zygote imports torch on another core while we import ours. Its workers see neither
-    # the submissions (other students' work) nor the output folder. On a Dask cluster each
-    # worker process starts its own.
+    # the submissions (other students' work) nor the output folder. A LocalCluster's worker
+    # processes are forks of this one and use it too (their copies of the submissions go in
+    # the spool root); on a cluster elsewhere each worker process starts its own.
     folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.scheduler:
         launch.start_early(hide=[*folders, args.out])
+    elif args.scheduler == "local":
+        launch.start_early(hide=[*folders, args.out, launch.spool_root()])
     from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
     from autograder.grading.messages import hide_host_paths
 
