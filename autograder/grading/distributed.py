@@ -162,7 +162,7 @@ def _take_handed(name):
     return True, handed
 
 
-def forked_local_cluster(workers, **options):
+def forked_local_cluster(workers, plan=None, **options):
     """A LocalCluster of ``workers`` processes forked from this one, the grader, instead of
     spawned: each starts with torch and the kit already imported (a spawned worker imports
     them again, ~2 s of CPU) and grades with workers of the grader's zygote, on a slot of its
@@ -171,7 +171,8 @@ def forked_local_cluster(workers, **options):
 
     The grader's zygote is used only if it hides ``launch.spool_root()`` (where the workers
     copy the submissions); otherwise, or if attaching fails, each worker starts its own. A
-    worker that Dask restarts later (its process died) is spawned and starts its own."""
+    worker that Dask restarts later (its process died) is spawned and starts its own.
+    ``plan``: warmed up here first (``grader.warm_up``), once for every worker."""
     global _forked_from
     import dask
     from distributed import LocalCluster
@@ -188,6 +189,16 @@ def forked_local_cluster(workers, **options):
                 _handed[name] = process.attach(name)
         except (OSError, RuntimeError, process.WorkerFailure):
             pass  # a worker without an attachment starts its own zygote
+    if plan is not None:
+        import gc
+
+        import torch
+        from autograder.grading import grader
+
+        torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
+        gc.freeze()  # as for a GradingPool: what exists now is shared with the workers
+        grader.warm_up(plan)
+        gc.freeze()
     try:
         with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}):
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, **options)
@@ -241,13 +252,13 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
 class DaskGrading:
     """A connection to a Dask scheduler ("local": a LocalCluster of ``jobs`` processes)."""
 
-    def __init__(self, scheduler, jobs=None, connect_seconds=None):
+    def __init__(self, scheduler, jobs=None, connect_seconds=None, plan=None):
         from distributed import Client
 
         self.cluster = None
         self.modes = []
         if scheduler == "local":
-            self.cluster = forked_local_cluster(max(1, jobs or os.cpu_count() or 1),
+            self.cluster = forked_local_cluster(max(1, jobs or os.cpu_count() or 1), plan,
                                                 dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
