@@ -132,11 +132,16 @@ def main(argv=None):
     status = _main(argv)
     # The command itself (not a caller's test), done: every report is written. The interpreter's
     # tear-down of torch alone takes seconds on a busy machine, so end now, the sandbox first.
-    # Not after a Ctrl-C-free run on Dask, whose clusters clean up at the interpreter's exit.
-    if argv is None and (status == EXIT_INTERRUPTED or "distributed" not in sys.modules):
+    # After a run on Dask (its cluster and client closed by then) the exit handlers still run
+    # first: Dask's, and the removal of the spool folder (``launch.spool_root``).
+    if argv is None:
         process = sys.modules.get("autograder.sandbox.process")
         if process is not None:
             process.stop()
+        if "distributed" in sys.modules and status != EXIT_INTERRUPTED:
+            import atexit
+
+            atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
