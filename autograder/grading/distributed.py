@@ -200,7 +200,10 @@ def forked_local_cluster(workers, plan=None, **options):
         grader.warm_up(plan)
         gc.freeze()
     try:
-        with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}):
+        # The workers' statistical profiler samples the grading thread's stack every 10 ms (for
+        # the dashboard, which a LocalCluster of ours does not show): ~30 ms of CPU a submission.
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                              "distributed.worker.profile.enabled": False}):
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, **options)
     finally:
         for attachment in _handed.values():  # the grader's copies; each worker holds its own
