@@ -2,7 +2,8 @@
 
 The division of trust is the one of a local batch. A Dask worker process runs our code: it
 starts its own sandbox zygote once (``SandboxPlugin``: kept for the process's life, whatever
-number of batches and clients come), receives one submission's bytes and the
+number of batches and clients come; a LocalCluster's workers, forked from the grader, use the
+grader's zygote instead: ``forked_local_cluster``), receives one submission's bytes and the
 plan, grades it exactly as ``grading.grade`` does in a local thread (the student's code runs
 only in the sandboxed workers it forks) and returns the ``StudentResult`` as JSON. The client
 (``batch.run``) keeps the rest: resume fingerprints, the records it writes, every report.
