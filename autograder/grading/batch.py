@@ -22,7 +22,7 @@ import torch
 from autograder import reports
 from autograder.grading import resume
 from autograder.reports import class_report, similarity
-from autograder.grading.grader import grade, grader_fault, warm_up
+from autograder.grading.grader import grade, grader_fault
 from autograder.records import BatchResult
 
 
@@ -129,10 +129,6 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     elif pool is not None and pool.size:
         stream = pool.grade_many([s for s, _ in todo], plan, _pool_fault(plan))
     else:
-        if todo and _zygote_still_starting():
-            # Idle time otherwise (the first grade waits for the zygote): what the checks make
-            # before their first request (Hypothesis, the reference modules) is made now.
-            warm_up(plan)
         stream = grade_many([s for s, _ in todo], plan, jobs)
     try:
         for result in stream:  # in completion order
@@ -178,19 +174,6 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     reports.write_batch(out_dir, batch)
     class_report.write(out_dir, batch, plan, analysed)
     return batch
-
-
-def _zygote_still_starting():
-    """Whether the zygote started early (``launch.start_early``) has not said it is ready yet."""
-    import select
-
-    from autograder.sandbox import launch
-
-    early = launch.peek_early()
-    try:
-        return early is not None and not select.select([early.control], [], [], 0)[0]
-    except (OSError, ValueError):
-        return False
 
 
 def late_of(plan, submissions):
