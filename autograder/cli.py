@@ -24,16 +24,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
-from rich.table import Table
-
-from rich.markup import escape
-
-from autograder import config, reports
-from autograder.records import RESULT_STATUSES
+from autograder import config
 from autograder.texts import clean
+
+# rich, the reports and the records are imported where they are used: ``grade`` starts the
+# sandbox's zygote (which imports torch, seconds) before them (``_start_zygote``).
 
 EXIT_OK, EXIT_USAGE, EXIT_GRADER_ERROR, EXIT_INTERRUPTED = 0, 2, 3, 130
 # What ``grade`` writes into --out (reports.write_student, reports.write_batch, class_report.write),
@@ -137,11 +132,16 @@ def main(argv=None):
     status = _main(argv)
     # The command itself (not a caller's test), done: every report is written. The interpreter's
     # tear-down of torch alone takes seconds on a busy machine, so end now, the sandbox first.
-    # Not after a Ctrl-C-free run on Dask, whose clusters clean up at the interpreter's exit.
-    if argv is None and (status == EXIT_INTERRUPTED or "distributed" not in sys.modules):
+    # After a run on Dask (its cluster and client closed by then) the exit handlers still run
+    # first: Dask's, and the removal of the spool folder (``launch.spool_root``).
+    if argv is None:
         process = sys.modules.get("autograder.sandbox.process")
         if process is not None:
             process.stop()
+        if "distributed" in sys.modules and status != EXIT_INTERRUPTED:
+            import atexit
+
+            atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -153,6 +153,14 @@ def main(argv=None):
 
 def _main(argv):
     args = build_parser().parse_args(argv)
+    try:
+        if args.command == "grade":
+            _start_zygote(args)
+    except UsageError as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    from rich.console import Console
+
     out, err = _console(), Console(stderr=True)
     try:
         if args.command == "gradebook":  # reads records only: no course file
@@ -168,6 +176,7 @@ def _main(argv):
             return selfcheck_command(args, course, lang, out)
         return checks_command(args, course, lang, out)
     except (UsageError, config.ConfigError) as error:
+        _stop_sandbox()  # started before the arguments were checked against the course
         _say(err, f"autograder: error: {error}", "red")
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -195,6 +204,8 @@ def _say(console, message, style=None):
 
 
 def _console():
+    from rich.console import Console
+
     console = Console()
     if not console.is_terminal and "COLUMNS" not in os.environ:
         console = Console(width=160)  # logs and pipes: wide enough that ids are not folded
@@ -206,19 +217,8 @@ def grade_command(args, course, lang, out, err):
     if args.assignment not in course.assignments:  # before any slow import
         raise UsageError(f"unknown assignment {args.assignment!r}; {course.path} defines: "
                          f"{', '.join(course.assignments)}")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
-    if args.scheduler:
-        _check_scheduler()
-    from autograder.sandbox import launch
-
-    # The zygote imports torch on another core while we import ours. Its workers see neither
-    # the submissions (other students' work) nor the output folder. On a Dask cluster each
-    # worker process starts its own.
     folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
     args.out.mkdir(parents=True, exist_ok=True)
-    if not args.scheduler:
-        launch.start_early(hide=[*folders, args.out])
     from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
     from autograder.grading.messages import hide_host_paths
 
@@ -250,8 +250,33 @@ def grade_command(args, course, lang, out, err):
             pool.close()
 
 
+def _start_zygote(args):
+    """First thing ``grade`` does, before rich, the course file and the kit are imported: start
+    the sandbox's zygote, which imports torch on another core while we import ours. Its workers
+    see neither the submissions (other students' work) nor the output folder. A LocalCluster's
+    worker processes are forks of this one and use it too (their copies of the submissions go
+    in the spool root); on a cluster elsewhere each worker process starts its own. A usage error
+    found later ends it (``_stop_sandbox``)."""
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} exists and is not a folder")
+    if args.scheduler:
+        _check_scheduler()
+    from autograder.sandbox import launch
+
+    folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
+    if not args.scheduler:
+        launch.start_early(hide=[*folders, args.out])
+    elif args.scheduler == "local":
+        launch.start_early(hide=[*folders, args.out, launch.spool_root()])
+
+
 def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from autograder import reports
     from autograder.grading import batch
+    from autograder.records import RESULT_STATUSES
 
     counts = dict.fromkeys(RESULT_STATUSES, 0)
     written, interrupted = [], False  # the students whose reports this run wrote
@@ -332,6 +357,8 @@ def _grade_batch(args, plan, submissions, pool, lang, course, out, err):
 
 def _channels(args, graded, lang, err):
     """The batch in the other formats asked for: GitHub annotations and step summary, JUnit."""
+    from autograder import reports
+
     if args.format == "github":
         from autograder.channels import github
 
@@ -367,9 +394,11 @@ def _lateness(plan, submissions, err):
 
 
 def _check_scheduler():
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
+    """Whether distributed is installed, without importing it (~0.6 s of CPU, before the
+    zygote starts: it is imported where the cluster is made)."""
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
         raise UsageError("--scheduler needs dask's distributed package (pinned in requirements.txt)") from None
 
 
@@ -404,6 +433,8 @@ def _isolation():
 
 def _make_names_unique(submissions):
     """Two submissions never share a report folder (e.g. a/x.ipynb and b/x.ipynb)."""
+    from autograder import reports
+
     taken = set()
     for submission in submissions:
         name, number = submission.student, 1
@@ -441,6 +472,7 @@ class _LogLines:
         self.done += advance
         if result is None:
             return
+        from autograder import reports
         from autograder.reports.class_report import WORDS
 
         status = WORDS[self.lang][result.status].lower()
@@ -452,6 +484,10 @@ class _LogLines:
 
 
 def _score_table(graded, lang, results=None):
+    from rich.markup import escape
+    from rich.table import Table
+
+    from autograder import reports
     from autograder.reports.class_report import WORDS
 
     table = Table(title=f"{graded.assignment}: {graded.title}", title_justify="left")
@@ -479,7 +515,7 @@ def _score_table(graded, lang, results=None):
 
 # -- bundle, gradebook --------------------------------------------------------------------------
 def bundle_command(args, course, lang, err):
-    from autograder import plan as plans
+    from autograder import plan as plans, reports
     from autograder.channels import gradescope
 
     plan = plans.resolve(course, args.assignment, lang)
@@ -496,6 +532,7 @@ def bundle_command(args, course, lang, err):
 
 
 def gradebook_command(args, err):
+    from autograder import reports
     from autograder.channels import lms
 
     try:
@@ -516,7 +553,10 @@ def gradebook_command(args, err):
 
 # -- checks -----------------------------------------------------------------------------------
 def checks_command(args, course, lang, out):
-    from autograder import plan as plans
+    from rich.markup import escape
+    from rich.table import Table
+
+    from autograder import plan as plans, reports
 
     names = [args.assignment] if args.assignment else list(course.assignments)
     for name in names:

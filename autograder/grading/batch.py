@@ -122,7 +122,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if scheduler and todo:
         from autograder.grading import distributed
 
-        cluster = distributed.DaskGrading(scheduler, jobs, scheduler_timeout)
+        cluster = distributed.DaskGrading(scheduler, jobs, scheduler_timeout, plan=plan)
         sandbox = cluster.sandbox
     if cluster:
         stream = cluster.grade_many([s for s, _ in todo], plan)

@@ -2,7 +2,8 @@
 
 The division of trust is the one of a local batch. A Dask worker process runs our code: it
 starts its own sandbox zygote once (``SandboxPlugin``: kept for the process's life, whatever
-number of batches and clients come), receives one submission's bytes and the
+number of batches and clients come; a LocalCluster's workers, forked from the grader, use the
+grader's zygote instead: ``forked_local_cluster``), receives one submission's bytes and the
 plan, grades it exactly as ``grading.grade`` does in a local thread (the student's code runs
 only in the sandboxed workers it forks) and returns the ``StudentResult`` as JSON. The client
 (``batch.run``) keeps the rest: resume fingerprints, the records it writes, every report.
@@ -61,6 +62,11 @@ logger = logging.getLogger("distributed.autograder")  # shown with the worker's 
 _spool, _unavailable = None, None
 _sandbox_lock = threading.Lock()
 _slots, _slots_lock = {}, threading.Lock()
+# A LocalCluster's worker processes are forks of the grader (``forked_local_cluster``): the
+# grader's pid, and {worker name: process.Attachment}, the slot of the grader's zygote each
+# worker takes over (``start_sandbox``) instead of starting a zygote of its own.
+_forked_from = None
+_handed = {}
 
 
 class KitMismatch(RuntimeError):
@@ -89,7 +95,7 @@ class SandboxPlugin(WorkerPlugin):
         import asyncio
 
         # The zygote imports torch: seconds, waited for off the worker's event loop.
-        reason, first = await asyncio.to_thread(start_sandbox)
+        reason, first = await asyncio.to_thread(start_sandbox, getattr(worker, "name", None))
         if worker is None:
             return
         if reason is not None:
@@ -111,11 +117,13 @@ class SandboxPlugin(WorkerPlugin):
         """Nothing: the sandbox is the worker process's (see the class)."""
 
 
-def start_sandbox():
+def start_sandbox(name=None):
     """This worker process's sandbox, made once: a private spool folder for the submissions it
     grades (hidden from the sandbox, removed when the process exits) and the zygote, waited
-    for until it is ready. Returns (why it cannot start or None, whether this call found out);
-    the reason is logged once, in the worker's log."""
+    for until it is ready. A worker forked from the grader (``forked_local_cluster``) that was
+    handed a slot of the grader's zygote (by its worker ``name``) uses that one. Returns (why
+    it cannot start or None, whether this call found out); the reason is logged once, in the
+    worker's log."""
     global _spool, _unavailable
     with _sandbox_lock:
         if _spool is not None or _unavailable is not None:
@@ -123,10 +131,16 @@ def start_sandbox():
         try:
             from autograder.sandbox import launch, process
 
-            spool = tempfile.mkdtemp(prefix="autograder-spool-")
-            os.chmod(spool, 0o700)
-            atexit.register(shutil.rmtree, spool, True)
-            launch.start_early(hide=[spool])
+            forked, handed = _take_handed(name)
+            if forked:  # the grader's zygote hides the spool root and removes it at its exit
+                spool = tempfile.mkdtemp(dir=launch.spool_root())
+                process.adopt(handed)  # None: nothing of the grader's, a zygote of our own
+            else:
+                spool = tempfile.mkdtemp(prefix="autograder-spool-")
+                os.chmod(spool, 0o700)
+                atexit.register(shutil.rmtree, spool, True)
+            if handed is None:
+                launch.start_early(hide=[spool])
             process.shared_zygote()  # ready, or RuntimeError / WorkerFailure saying why not
             _spool = spool
             return None, True
@@ -135,6 +149,67 @@ def start_sandbox():
             logger.error("autograder: this worker cannot start the sandbox and grades nothing "
                          "(restart it once this is fixed): %s", _unavailable)
             return _unavailable, True
+
+
+def _take_handed(name):
+    """(whether this process is a fork of the grader, the attachment handed to the worker
+    ``name`` or None); the other workers' attachments are closed here (only theirs count)."""
+    if _forked_from is None or _forked_from == os.getpid():
+        return False, None
+    handed = _handed.pop(name, None)
+    for other in _handed.values():
+        other.control.close()
+    _handed.clear()
+    return True, handed
+
+
+def forked_local_cluster(workers, plan=None, **options):
+    """A LocalCluster of ``workers`` processes forked from this one, the grader, instead of
+    spawned: each starts with torch and the kit already imported (a spawned worker imports
+    them again, ~2 s of CPU) and grades with workers of the grader's zygote, on a slot of its
+    own (``process.attach``, as a ``pool.GradingPool`` process does), instead of starting a
+    zygote that imports torch once more. The sandbox is the same; only who forks it differs.
+
+    The grader's zygote is used only if it hides ``launch.spool_root()`` (where the workers
+    copy the submissions); otherwise, or if attaching fails, each worker starts its own. A
+    worker that Dask restarts later (its process died) is spawned and starts its own.
+    ``plan``: warmed up here first (``grader.warm_up``), once for every worker."""
+    global _forked_from
+    import dask
+    from distributed import LocalCluster
+    from autograder.sandbox import launch, process
+
+    root = str(Path(launch.spool_root()).resolve())
+    if process.sandbox_mode() is None and launch.peek_early() is None:
+        launch.start_early(hide=[root])
+    early = launch.peek_early()
+    _forked_from = os.getpid()
+    if early is not None and root in early.hidden:
+        try:
+            for name in range(workers):
+                _handed[name] = process.attach(name)
+        except (OSError, RuntimeError, process.WorkerFailure):
+            pass  # a worker without an attachment starts its own zygote
+    if plan is not None:
+        import gc
+
+        import torch
+        from autograder.grading import grader
+
+        torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
+        gc.freeze()  # as for a GradingPool: what exists now is shared with the workers
+        grader.warm_up(plan)
+        gc.freeze()
+    try:
+        # The workers' statistical profiler samples the grading thread's stack every 10 ms (for
+        # the dashboard, which a LocalCluster of ours does not show): ~30 ms of CPU a submission.
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                              "distributed.worker.profile.enabled": False}):
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, **options)
+    finally:
+        for attachment in _handed.values():  # the grader's copies; each worker holds its own
+            attachment.control.close()
+        _handed.clear()
 
 
 def _slot():
@@ -181,15 +256,14 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
 class DaskGrading:
     """A connection to a Dask scheduler ("local": a LocalCluster of ``jobs`` processes)."""
 
-    def __init__(self, scheduler, jobs=None, connect_seconds=None):
-        from distributed import Client, LocalCluster
+    def __init__(self, scheduler, jobs=None, connect_seconds=None, plan=None):
+        from distributed import Client
 
         self.cluster = None
         self.modes = []
         if scheduler == "local":
-            self.cluster = LocalCluster(n_workers=max(1, jobs or os.cpu_count() or 1), threads_per_worker=1,
-                                        processes=True, dashboard_address=None,
-                                        silence_logs=logging.ERROR)
+            self.cluster = forked_local_cluster(max(1, jobs or os.cpu_count() or 1), plan,
+                                                dashboard_address=None, silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         else:
             seconds = CONNECT_SECONDS if connect_seconds is None else connect_seconds
@@ -338,6 +412,9 @@ class DaskGrading:
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+                from autograder.sandbox import process
+
+                process.close_shared()  # the zygote its workers used: none outlives the batch
 
 
 def task_seconds(limits):

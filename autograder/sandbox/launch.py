@@ -5,10 +5,12 @@ the zygote first thing and let it import torch on another core while the grader 
 its own dependencies. ``process.Zygote`` then waits for it to be ready.
 """
 
+import atexit
 import fcntl
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -102,6 +104,7 @@ class Launch:
         self.uid_base, self.uid_lock = claim_uid_block()
         self.scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.hidden = frozenset(str(p) for p in hide)  # beside the kit's own paths
         settings = {"namespaces": True, "uid_base": self.uid_base, "uid_block": UID_BLOCK,
                     "limits": {}, "hide": [*kit_paths(), *python_secrets(), *install_traces(), *hide],
                     "keep": python_paths(), "site_dirs": site_dirs(), "stdlib_dirs": stdlib_dirs(),
@@ -128,6 +131,21 @@ class Launch:
 
 _early = None
 _early_lock = threading.Lock()
+_spool_root = None
+
+
+def spool_root():
+    """A private folder of this process (made once, removed at its exit) for copies of
+    submissions that the processes it forks write (a Dask LocalCluster's workers,
+    ``grading.distributed``): pass it to ``start_early`` so that the zygote's workers never
+    see it."""
+    global _spool_root
+    with _early_lock:
+        if _spool_root is None:
+            _spool_root = tempfile.mkdtemp(prefix="autograder-spool-")
+            os.chmod(_spool_root, 0o700)
+            atexit.register(shutil.rmtree, _spool_root, True)
+        return _spool_root
 
 
 def start_early(hide=()):

@@ -153,27 +153,32 @@ class Zygote:
             self.process.terminate()
 
     def close(self):
+        _end_zygote(self._control, self.process, self._scratch_root, self._uid_lock)
+
+
+def _end_zygote(control, process, scratch_root, uid_lock):
+    """Close the control socket of a zygote; if this process owns it (``process``), end it."""
+    try:
+        # shutdown first: it also wakes a thread blocked in recv() on this socket (a spawn
+        # in flight), which a plain close() would leave waiting while the zygote lives on.
         try:
-            # shutdown first: it also wakes a thread blocked in recv() on this socket (a spawn
-            # in flight), which a plain close() would leave waiting while the zygote lives on.
-            try:
-                self._control.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._control.close()  # the zygote kills every process of its uids and exits
-        finally:
-            if self.process is None:  # attached: the owner ends the zygote and its scratch
-                return
-            for stop in (None, self.process.terminate, self.process.kill):
-                if stop is not None:
-                    stop()  # SIGTERM: the zygote still cleans up; SIGKILL: its workers die
-                try:  # with it (parent-death signal), their processes with them (PID 1)
-                    self.process.wait(timeout=3)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-            shutil.rmtree(self._scratch_root, ignore_errors=True)
-            self._uid_lock.close()
+            control.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        control.close()  # the zygote kills every process of its uids and exits
+    finally:
+        if process is None:  # attached: the owner ends the zygote and its scratch
+            return
+        for stop in (None, process.terminate, process.kill):
+            if stop is not None:
+                stop()  # SIGTERM: the zygote still cleans up; SIGKILL: its workers die
+            try:  # with it (parent-death signal), their processes with them (PID 1)
+                process.wait(timeout=3)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        shutil.rmtree(scratch_root, ignore_errors=True)
+        uid_lock.close()
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,20 @@ def stop():
     launch = take_early()  # started but never used (Ctrl-C while the batch was being prepared)
     if launch is not None:
         _end_launch(launch)
+
+
+def close_shared():
+    """End this process's zygote, or the one started early and never waited for (its
+    attached grading processes are gone: a Dask LocalCluster that was closed), as the end of
+    a batch; unlike ``stop``, a later batch of this process may start another."""
+    global _zygote
+    with _zygote_lock:
+        zygote, _zygote = _zygote, None
+        launch = take_early()
+    if zygote is not None:
+        zygote.close()
+    if launch is not None:  # SIGTERM: it still kills every process of its uids as it exits
+        _end_zygote(launch.control, launch.process, launch.scratch_root, launch.uid_lock)
 
 
 def _end_launch(launch, close=True):
