@@ -102,22 +102,27 @@ class Context:
         itself (held, so its id is never reused) and the inputs' contents (dtype, shape and
         bytes), never by the order they were drawn in: what comes back cannot depend on the
         submission. A copy comes back (a check may change what it is given)."""
-        if not (_shared(compute, self.reference) and all(
-                isinstance(i, torch.Tensor) or i is None or type(i) in (bool, int, float, str)
-                for i in inputs)):
+        if not (_shared(compute, self.reference) and plain_inputs(inputs)):
             with torch.no_grad():  # not one of the shared references, or nothing to key inputs by
                 return compute(*inputs)
-        key = (compute, _fingerprint(inputs))
+        return self.once((compute, fingerprint(inputs)), lambda: compute(*inputs))
+
+    @staticmethod
+    def once(key, make, copy=True):
+        """A copy of ``make()`` (run without autograd), made once per process for ``key``:
+        ``key`` must name everything the result depends on (shared reference modules, plain
+        numbers, ``fingerprint`` of the inputs), nothing of the submission's. ``copy=False``:
+        the very tensors kept, for a caller that only reads them."""
         with _SHARED_LOCK:
             found = _REFERENCE_RESULTS.get(key)
         if found is None:
             with torch.no_grad():
-                found = compute(*inputs)
+                found = make()
             with _SHARED_LOCK:
                 if len(_REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
                     _REFERENCE_RESULTS.clear()
                 found = _REFERENCE_RESULTS.setdefault(key, found)
-        return _copied(found)
+        return _copied(found) if copy else found
 
     def _shared_entry(self, name, args, kwargs, dtype):
         """(shared reference module, its parameters encoded for the wire)."""
@@ -373,7 +378,13 @@ def _shared(compute, reference):
     return isinstance(name, str) and getattr(reference, name, None) is compute
 
 
-def _fingerprint(values):
+def plain_inputs(values):
+    """Whether ``fingerprint`` can key these: tensors, None, numbers and text only."""
+    return all(isinstance(v, torch.Tensor) or v is None or type(v) in (bool, int, float, str)
+               for v in values)
+
+
+def fingerprint(values):
     """A digest of plain inputs (tensors by dtype, shape and bytes; the rest by repr)."""
     digest = hashlib.blake2b(digest_size=20)
     for value in values:
