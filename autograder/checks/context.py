@@ -11,6 +11,7 @@ worker returns, with the block's output, every call of the named sub-layers and 
 results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 """
 
+import hashlib
 import threading
 import zlib
 
@@ -30,6 +31,9 @@ from autograder.texts import bilingual
 
 _SHARED_REFERENCES = {}  # see Context._shared_reference
 _SHARED_LOCK = threading.Lock()
+_REFERENCE_RESULTS = {}  # see Context.reference_result
+MAX_REFERENCE_RESULTS = 2048
+SHARED_MARK = "_autograder_shared_reference"
 
 
 class Context:
@@ -90,6 +94,36 @@ class Context:
         (forward, parameters), never changes it."""
         return self._shared_entry(name, args, kwargs, dtype)[0]
 
+    def reference_result(self, compute, *inputs):
+        """``compute(*inputs)`` without autograd, ``compute`` a reference module or function
+        (shared, read only), computed once per process for these inputs and reused for every
+        submission: a check's inputs come from generators seeded by the check and its
+        configuration, so every submission asks for the same numbers. Keyed by ``compute``
+        itself (held, so its id is never reused) and the inputs' contents (dtype, shape and
+        bytes), never by the order they were drawn in: what comes back cannot depend on the
+        submission. A copy comes back (a check may change what it is given)."""
+        if not (_shared(compute, self.reference) and plain_inputs(inputs)):
+            with torch.no_grad():  # not one of the shared references, or nothing to key inputs by
+                return compute(*inputs)
+        return self.once((compute, fingerprint(inputs)), lambda: compute(*inputs))
+
+    @staticmethod
+    def once(key, make, copy=True):
+        """A copy of ``make()`` (run without autograd), made once per process for ``key``:
+        ``key`` must name everything the result depends on (shared reference modules, plain
+        numbers, ``fingerprint`` of the inputs), nothing of the submission's. ``copy=False``:
+        the very tensors kept, for a caller that only reads them."""
+        with _SHARED_LOCK:
+            found = _REFERENCE_RESULTS.get(key)
+        if found is None:
+            with torch.no_grad():
+                found = make()
+            with _SHARED_LOCK:
+                if len(_REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
+                    _REFERENCE_RESULTS.clear()
+                found = _REFERENCE_RESULTS.setdefault(key, found)
+        return _copied(found) if copy else found
+
     def _shared_entry(self, name, args, kwargs, dtype):
         """(shared reference module, its parameters encoded for the wire)."""
         key = (self.check.id, name, repr(args), repr(sorted(kwargs.items())), dtype)
@@ -99,6 +133,7 @@ class Context:
             module = self.reference_instance(name, *args, **kwargs)
             if dtype == "float64":
                 module = module.double()
+            module.__dict__[SHARED_MARK] = True  # ``reference_result`` may keep its results
             entry = (module, EncodedValues.of(dict(module.named_parameters())))
             with _SHARED_LOCK:
                 if len(_SHARED_REFERENCES) >= 4096:
@@ -332,3 +367,40 @@ class Context:
             w_id, w_en = label(what)
             fail(bilingual(f"{w_id} tidak sama dengan solusi acuan (selisih maksimum {worst}).",
                            f"{w_en}: mismatch with the reference (largest difference {worst})."))
+
+
+def _shared(compute, reference):
+    """Whether ``compute`` is one of the process's shared reference modules (never changed)
+    or a function of the reference solution itself."""
+    if isinstance(compute, torch.nn.Module):
+        return compute.__dict__.get(SHARED_MARK, False)
+    name = getattr(compute, "__name__", None)
+    return isinstance(name, str) and getattr(reference, name, None) is compute
+
+
+def plain_inputs(values):
+    """Whether ``fingerprint`` can key these: tensors, None, numbers and text only."""
+    return all(isinstance(v, torch.Tensor) or v is None or type(v) in (bool, int, float, str)
+               for v in values)
+
+
+def fingerprint(values):
+    """A digest of plain inputs (tensors by dtype, shape and bytes; the rest by repr)."""
+    digest = hashlib.blake2b(digest_size=20)
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            digest.update(f"T{value.dtype}{tuple(value.shape)}".encode())
+            digest.update(value.detach().contiguous().numpy().tobytes())
+        else:
+            digest.update(f"V{type(value).__name__}:{value!r}".encode())
+        digest.update(b"|")
+    return digest.digest()
+
+
+def _copied(value):
+    """``value`` with every tensor in it (in tuples and lists too) a copy."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if type(value) in (tuple, list):
+        return type(value)(_copied(v) for v in value)
+    return value

@@ -202,8 +202,8 @@ def enc_sensitivity(ctx):
                 continue  # another form: enc.shape names it
             (out,), (out2,), *outs_changed = outs
             with torch.no_grad():
-                reference = ref(x), ref(x2)
-                reference_changed = [ref(y) for y in changed]
+                reference = ctx.reference_result(ref, x), ctx.reference_result(ref, x2)
+                reference_changed = [ctx.reference_result(ref, y) for y in changed]
             expect_finite_somewhere(out, OUTPUT)
             expect_depends(out, out2, OUTPUT, X, reference)
             expect_not_identity(out, x, out2, x2, reference)
@@ -284,7 +284,7 @@ def enc_integration(ctx):
     for prenorm in (False, True):
         obj, ref = ctx.with_own_sublayers(ENC, *enc_args(ctx.chapter), prenorm=prenorm)
         with torch.no_grad():
-            expected = ref(x)
+            expected = ctx.reference_result(ref, x)
         ctx.expect_close(block_output(ctx, obj, x), expected, OUTPUT)
 
 

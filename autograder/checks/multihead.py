@@ -88,7 +88,7 @@ def mha_expected(ctx, obj, ref, q, k, v, mask=None, tolerance="float32"):
     expected = around_sdpa(ctx, ref, q, k, v, mask, records.of(SDPA), tolerance)
     if expected is None:
         with torch.no_grad():
-            expected = ref(q, k, v, mask)
+            expected = ctx.reference_result(ref, q, k, v, mask)
     return out, weights, expected[0], expected[1]
 
 
@@ -125,7 +125,7 @@ def mha_sensitivity(ctx):
     inputs = ((q, k, v), (q2, k, v), (q, k2, v), (q, k, v2))
     runs = [{"target": obj, "args": list(a)} for a in inputs]
     with torch.no_grad():
-        reference = [ref(*a) for a in inputs]
+        reference = [ctx.reference_result(ref, *a) for a in inputs]
     computes(ctx, lambda: expect_attention_computes(ctx, [r for r, _ in ctx.record_many(runs)], reference))
 
 
@@ -215,7 +215,7 @@ def mha_integration(ctx):
         kwargs = {} if mask is None else {"mask": mask}
         out, weights = mha_forward(ctx, obj, q, k, v, **kwargs)
         with torch.no_grad():
-            ref_out, ref_weights = ref(q, k, v, mask)
+            ref_out, ref_weights = ctx.reference_result(ref, q, k, v, mask)
         ctx.expect_close(weights, ref_weights, WEIGHTS)
         ctx.expect_close(out, ref_out, OUTPUT)
 
