@@ -62,10 +62,15 @@ def _children(pid):
 def test_a_grading_process_that_dies_costs_only_the_submissions_it_held(tmp_path):
     submitted = tmp_path / "submitted"
     students = [f"s{n}" for n in range(6)]
+    # Each submission takes a second to load (still correct): the two a grading process holds
+    # cannot both be graded between the moment it is seen and the kill, however fast grading is.
+    notebook = json.loads(CORRECT.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    cell["source"] = "import time\ntime.sleep(1)\n" + "".join(cell["source"])
     for student in students:
         folder = submitted / student / "attention"
         folder.mkdir(parents=True)
-        shutil.copy(CORRECT, folder / "attention.ipynb")
+        (folder / "attention.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     out = tmp_path / "out"
     grader = subprocess.Popen(_grade([submitted], out, "--jobs", "2"), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
