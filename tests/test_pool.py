@@ -5,7 +5,6 @@ held (grader errors); the batch still writes every other report and the class fi
 import json
 import os
 import signal
-import shutil
 import subprocess
 import sys
 import time
