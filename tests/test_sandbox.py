@@ -47,6 +47,23 @@ def try_import(name):
 
 def uses_reference(t):
     return MultiHeadAttention(8, 2)(t, t, t)[0]
+
+def spin(cpu_seconds, where="here"):
+    if where == "child":  # the CPU a child used is the worker's too
+        pid = os.fork()
+        if pid == 0:
+            spin(cpu_seconds)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return 0
+    end = time.process_time() + cpu_seconds
+    while time.process_time() < end:
+        pass
+    return 0
+
+def nap(seconds):
+    time.sleep(seconds)
+    return 0
 '''
 
 
@@ -82,6 +99,21 @@ def test_hang_or_exit_fails_that_request_and_the_next_one_works(session, mode, k
     fresh = session.new("Echo", 4)  # a new worker, the code loaded again
     result = session.call(fresh, torch.ones(2, 4))
     assert result.shape == (2, 4)
+
+
+@pytest.mark.parametrize("action, args, low, high", [
+    ("nap", (1.0,), 0.0, 0.3), ("spin", (1.0,), 0.95, 5.0), ("spin", (1.0, "child"), 0.95, 5.0)])
+def test_the_training_budget_charges_the_workers_cpu_time_not_the_clock(session, action, args, low, high):
+    """train.outcome's budget is CPU time the kernel counted for the worker (children
+    included): a busy machine slows a run without failing it, and the worker cannot tell it."""
+    from autograder.checks import load
+    load()  # the registry, in its order: outcome's check needs the others declared
+    from autograder.checks.outcome import TrainingBudget
+
+    session.load()
+    budget = TrainingBudget(session)
+    assert budget.run(lambda timeout: session.call(action, *args)) == 0
+    assert low <= budget.cpu <= high and budget.wall >= 0.95, (budget.cpu, budget.wall)
 
 
 def test_sys_exit_is_just_an_error(session):

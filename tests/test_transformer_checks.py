@@ -130,6 +130,7 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, monkeypatch, n
     # the sleeper sleeps from its 26th step: the budget stops it at whatever it is (the first 25
     # steps take ~2 s); 8 s instead of the declared 60 spares the suite ~50 s of waiting
     monkeypatch.setattr(outcome, "BUDGET_SECONDS", 8)
+    monkeypatch.setattr(outcome, "WALL_FACTOR", 1)  # the sleeper uses no CPU: the wall clock stops it
     plan = plans.load("transformer")
     result = grade(Submission(name, "transformer", HOSTILE / f"{name}.py"), plan)
     by_id = {o.check.id: o for o in result.outcomes}

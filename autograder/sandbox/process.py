@@ -416,6 +416,35 @@ def answer_of(body):
     raise WorkerFailure("bad_reply", "reply has neither result nor error")
 
 
+def _tree_cpu_seconds(pid, depth=0):
+    """utime + stime of ``pid`` (all its threads, and the children it reaped), plus the same
+    for the children it has now; None where ``pid`` cannot be read. Orphans in the worker's
+    PID namespace are re-parented to the worker, its PID 1, so they are counted too."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    ticks = sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    total = ticks / _CLOCK_TICKS
+    if depth < 8:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            tasks = ()
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+                    children = listing.read().split()
+            except OSError:
+                continue
+            total += sum(_tree_cpu_seconds(int(child), depth + 1) or 0.0 for child in children)
+    return total
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
 class WorkerConnection:
     """The grader's end of one worker's pipes."""
 
@@ -445,6 +474,14 @@ class WorkerConnection:
         if self._closed:
             return False
         return self._running()
+
+    def cpu_seconds(self):
+        """The CPU time (user + system, every thread) the worker and every process under it
+        have used so far, as the kernel counts it (``/proc``): a budget charged in it neither
+        shrinks when the machine is busy nor rests on what the worker says of itself. None
+        once the worker is gone (its pid may belong to another process by then)."""
+        total = _tree_cpu_seconds(self.pid)
+        return total if total is not None and self._running() else None
 
     def _running(self):
         if self._pidfd is not None:  # readable once the process has exited

@@ -331,6 +331,14 @@ class Session:
                                "optimizer": optimizer.id if optimizer is not None else None})
         return _state_answer(_decoded(reply, "state"))
 
+    def worker_cpu_seconds(self):
+        """The worker's CPU clock as the kernel keeps it (``WorkerConnection.cpu_seconds``):
+        the difference across a request is what that request cost the worker, whatever else
+        the machine is doing. None while no worker runs."""
+        if self.worker is None or not self.worker.alive:
+            return None
+        return self.worker.cpu_seconds()
+
     def train(self, function, model, optimizer, batches, timeout=None):
         """``function(model, optimizer, *batch)`` for each batch (src, tgt_in, tgt_out), gradients
         on: (the losses it returned, float or None each, the state after each step)."""
