@@ -58,8 +58,9 @@ def pytest_xdist_make_scheduler(config, log):
     return SharedFixtureScheduling(config, log)
 
 
-# The longest groups start first (the scheduler hands out groups in the order collected), so
-# that neither process is left with a long one at the end.
+# The longest groups start first (the scheduler hands out groups in the order collected, as
+# pyproject's --no-loadscope-reorder keeps it: xdist would otherwise re-sort them by their number
+# of tests), so that neither process is left with a long one at the end.
 LONGEST_FIRST = ("nbgrader", "test_corpus.py", "attention_batch")
 
 
