@@ -4,6 +4,7 @@ held (grader errors); the batch still writes every other report and the class fi
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -34,16 +35,50 @@ def _verdicts(out):
     return found
 
 
+TIMES = {"execution_time", "timing", "time"}  # how long it took: the only thing that may differ
+
+
+def _without_times(data):
+    if isinstance(data, dict):
+        return {k: None if k in TIMES else _without_times(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_without_times(v) for v in data]
+    return data
+
+
+def _files(out):
+    """Every file a batch wrote: relative path -> its content, the times taken out (JSON's
+    timing fields; report.html's per-student time column and its timing table)."""
+    found = {}
+    for path in sorted(p for p in Path(out).rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".json":
+            text = _without_times(json.loads(text))
+        elif path.name == "report.html":
+            text = re.sub(r'<td class="num">\d+\.\d\d</td></tr>', "", text)
+            text = re.sub(r'(?s)<table id="timing">.*?</table>', "", text)
+        found[str(path.relative_to(out))] = text
+    return found
+
+
 def test_grading_processes_give_the_same_records_as_the_grader_itself(tmp_path):
-    runs = {}
+    """Every file, not only the records: with --jobs 2 the grading processes render the
+    reports and the grader keeps slim records (reports.kept); with --jobs 1 the grader does
+    it all itself. The examples hold a broken notebook and a partial one."""
+    runs, outputs = {}, {}
     for jobs in ("1", "2"):
         done = subprocess.run(_grade([EXAMPLES], tmp_path / jobs, "--jobs", jobs), cwd=ROOT,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         runs[jobs] = _verdicts(tmp_path / jobs)
+        outputs[jobs] = (_files(tmp_path / jobs), done.stdout.replace(str(tmp_path / jobs), "OUT"))
     assert runs["1"] and runs["1"] == runs["2"]
+    files, stdout = outputs["2"]
+    assert {"summary.json", "report.html", "gradebook.csv", "andi/feedback.html"} <= set(files)
+    assert outputs["1"] == outputs["2"]
     summary = json.loads((tmp_path / "2" / "summary.json").read_text(encoding="utf-8"))
     assert summary["timing"]["jobs"] == 2
+    assert {s["status"] for s in summary["students"]} >= {"full", "partial", "not_graded"}
 
 
 def _children(pid):
@@ -63,9 +98,12 @@ def test_a_grading_process_that_dies_costs_only_the_submissions_it_held(tmp_path
     students = [f"s{n}" for n in range(6)]
     # Each submission takes a second to load (still correct): the two a grading process holds
     # cannot both be graded between the moment it is seen and the kill, however fast grading is.
+    # The pause is a default argument, evaluated when the definition loads: the loader drops a
+    # bare ``time.sleep(1)`` at the top level (demo code never runs), and then nothing waits.
     notebook = json.loads(CORRECT.read_text(encoding="utf-8"))
     cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
-    cell["source"] = "import time\ntime.sleep(1)\n" + "".join(cell["source"])
+    cell["source"] = ("import time\n\n\ndef _load_slowly(pause=time.sleep(1)):\n    pass\n\n\n"
+                      + "".join(cell["source"]))
     for student in students:
         folder = submitted / student / "attention"
         folder.mkdir(parents=True)
@@ -96,3 +134,6 @@ def test_a_grading_process_that_dies_costs_only_the_submissions_it_held(tmp_path
     assert sorted(statuses.values()) == ["full"] * 4 + ["grader_error"] * 2
     assert (out / "gradebook.csv").is_file()
     assert all((out / s / "feedback.md").is_file() for s in students)
+    # The pause was loaded and ran: nothing was dropped, and each graded one took the second.
+    graded = [s for s in summary["students"] if s["status"] == "full"]
+    assert all(not s["problems"] and s["execution_time"] >= 1.0 for s in graded), graded
