@@ -96,10 +96,11 @@ def _children(pid):
 def test_a_grading_process_that_dies_costs_only_the_submissions_it_held(tmp_path):
     submitted = tmp_path / "submitted"
     students = [f"s{n}" for n in range(6)]
-    # Each submission takes a second to load (still correct): the two a grading process holds
-    # cannot both be graded between the moment it is seen and the kill, however fast grading is.
-    # The pause is a default argument, evaluated when the definition loads: the loader drops a
-    # bare ``time.sleep(1)`` at the top level (demo code never runs), and then nothing waits.
+    # Each submission takes a second to load (still correct): the first a grading process holds
+    # cannot be graded between the moment a sandbox worker is seen (its submission is loading)
+    # and the kill, however fast grading is. The pause is a default argument, evaluated when
+    # the definition loads: the loader drops a bare ``time.sleep(1)`` at the top level (demo
+    # code never runs), and then nothing waits.
     notebook = json.loads(CORRECT.read_text(encoding="utf-8"))
     cell = next(c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
     cell["source"] = ("import time\n\n\ndef _load_slowly(pause=time.sleep(1)):\n    pass\n\n\n"
@@ -113,13 +114,20 @@ def test_a_grading_process_that_dies_costs_only_the_submissions_it_held(tmp_path
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         own = Path(f"/proc/{grader.pid}/cmdline")
-        deadline = time.monotonic() + 60
-        grading = []
-        while time.monotonic() < deadline and grader.poll() is None and len(grading) < 2:
+        deadline = time.monotonic() + 120
+        grading, workers = [], []
+        # The grading processes are forked long before the batch sends them anything: one
+        # killed then held nothing (the other grades all six: exit 0). The grader sends each its
+        # two submissions at once, before either asks the zygote for a worker, so a worker seen
+        # means both hold theirs.
+        while time.monotonic() < deadline and grader.poll() is None and not (len(grading) == 2 and workers):
             command = own.read_bytes()
-            grading = [pid for pid, cmd in _children(grader.pid).items() if cmd == command]
+            children = _children(grader.pid)
+            grading = [pid for pid, cmd in children.items() if cmd == command]
+            workers = [pid for zygote, cmd in children.items() if b"zygote" in cmd for pid in _children(zygote)]
             time.sleep(0.02)
         assert len(grading) == 2, "no two grading processes were forked"
+        assert workers, "no sandbox worker was seen"
         assert not list(out.glob("*/record.json"))  # nothing graded yet: each holds two students
         os.kill(grading[0], signal.SIGKILL)
         stdout, stderr = grader.communicate(timeout=600)
