@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -67,11 +68,22 @@ def test_grading_processes_give_the_same_records_as_the_grader_itself(tmp_path):
     it all itself. The examples hold a broken notebook and a partial one."""
     runs, outputs = {}, {}
     for jobs in ("1", "2"):
-        done = subprocess.run(_grade([EXAMPLES], tmp_path / jobs, "--jobs", jobs), cwd=ROOT,
+        done = subprocess.run(_grade([EXAMPLES], tmp_path / jobs, "--jobs", jobs, "--junit",
+                                     tmp_path / f"junit-{jobs}.xml"), cwd=ROOT,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         runs[jobs] = _verdicts(tmp_path / jobs)
         outputs[jobs] = (_files(tmp_path / jobs), done.stdout.replace(str(tmp_path / jobs), "OUT"))
+        # JUnit shows each failed check's whole text, as results.json does: made from the
+        # whole records, not from what the batch kept for the class files.
+        failures = {(case.get("classname"), case.get("name")): failure.text
+                    for case in ET.parse(tmp_path / f"junit-{jobs}.xml").iter("testcase")
+                    for failure in case.iter("failure")}
+        written = {(f"attention.{path.parent.name}", test["name"]): test["output"]
+                   for path in (tmp_path / jobs).glob("*/results.json")
+                   for test in json.loads(path.read_text(encoding="utf-8"))["tests"]
+                   if test["extra_data"]["outcome"] in ("failed", "timeout")}
+        assert written and failures == written
     assert runs["1"] and runs["1"] == runs["2"]
     files, stdout = outputs["2"]
     assert {"summary.json", "report.html", "gradebook.csv", "andi/feedback.html"} <= set(files)
