@@ -82,7 +82,9 @@ def _pool_fault(plan):
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
         sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None,
         scheduler_timeout=None, lateness=None):
-    """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
+    """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``. Its records are
+    what the class files need of each student (``kept.Slim``; ``kept.full`` reads the whole
+    record back from out_dir), so that memory does not grow with the class.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
     kept; ``on_result(result)`` hears of each record once its reports are written.
