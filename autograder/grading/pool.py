@@ -8,8 +8,9 @@ only the calling thread, and the imports are then already done: milliseconds, no
 Each process grades the submissions it is sent, on its own sandbox slot, with workers of the
 grader's one zygote (``process.attach``), renders the student's reports and reads its code for
 the similarity section (``finish``), and sends that back; the grader writes the files and
-keeps only a slim record (``reports.kept``), so that its memory stays flat over a class. Everything a grading process does is trusted code: only the sandboxed worker runs
-student code, in the grading process as in a thread.
+keeps only a slim record (``reports.kept``), so that its memory stays flat over a class.
+Everything a grading process does is trusted code: only the sandboxed worker runs student
+code, in the grading process as in a thread.
 
 They die with the grader: a parent-death signal (``kill -9`` of the grader), ``process.stop``
 (Ctrl-C, the end of the command), or the end of their task socket.
