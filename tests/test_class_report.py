@@ -218,6 +218,66 @@ def test_batch_writes_the_class_report_with_working_links(graded):
     assert ("andi", "dewi") in pairs
 
 
+def test_the_class_files_from_slim_records_are_the_ones_the_whole_records_give(graded):
+    """A batch keeps only each student's ``kept.Slim`` record until the class files are written:
+    gradebook.csv, summary.json, report.json, report.html and the command's table made from
+    them are exactly those made from the whole records, in both languages. The records: the
+    examples graded (full, partial with diagnoses and localizations, a broken notebook), and
+    by hand a missing submission, a grader fault, a late one, a timeout and a training curve."""
+    import io
+
+    from rich.console import Console
+
+    from autograder import cli, reports
+    from autograder.grading.grader import grader_fault
+    from autograder.late import Lateness
+    from autograder.loading import Submission
+    from autograder.records import Picture
+    from autograder.reports import kept
+
+    plan, synthetic = synthetic_batch()
+    folders = sorted(p.parent.name for p in graded.glob("*/record.json"))
+    records = [reports.read_record(graded, folder) for folder in folders]
+    missing = bilingual("Tidak ada notebook", "No notebook")
+    records += [
+        *synthetic.results,
+        StudentResult("fajar", "attention", None, problems=(missing,),
+                      outcomes=tuple(Outcome(c.info, "skipped", 0.0, missing) for c in plan.checks)),
+        grader_fault(Submission("gita", "attention", Path("/x/gita.ipynb")), plan),
+        records[0].with_changes(student="hana", late=Lateness("2026-01-02T00:00:00+00:00",
+                                                              "2026-01-01T00:00:00+00:00", 0.0, 90000.0, 2, 20.0)),
+        records[1].with_changes(student="indra", outcomes=tuple(
+            o if o.passed else Outcome(o.check, "timeout", 0.0, bilingual("habis", "out of time"))
+            for o in records[1].outcomes), pictures=records[1].pictures + (
+            Picture("loss_curve", "train_step", bilingual("kurva", "curve"),
+                    {"accuracy": [[10, 0.5], [20, 1.0]], "wanted": 0.9, "reference": [1.0, 0.5]}),)),
+        records[2].with_changes(student="joko", report_error="OSError: disk full"),
+    ]
+    shared = kept.Outcomes()
+    slim = [kept.slim(r, shared) for r in records]
+    assert sum(isinstance(r, kept.Slim) for r in slim) == len(records) - 1  # joko's is kept whole
+    assert any(not s.pictures for s, r in zip(slim, records) if r.pictures and r.student != "indra")
+    hana = next(r for r in slim if r.student == "hana")  # andi's outcomes: the same objects
+    assert all(a is b for a, b in zip(slim[0].outcomes, hana.outcomes, strict=True))
+
+    def class_files(results, lang):
+        batch = BatchResult("attention", plan.title, lang, tuple(c.info for c in plan.checks), tuple(results),
+                            {"seconds": 1.0, "jobs": 2, "graded": len(results)}, "namespaces+uid")
+        data = class_report.numbers(batch)
+        console = Console(file=io.StringIO(), width=200)
+        console.print(cli._score_table(batch, lang))
+        return (reports.gradebook_csv(batch), reports.summary(batch), data, class_report.html_report(batch, data),
+                console.file.getvalue(), [(reports.no_grade(r, lang), r.status, r.score) for r in results])
+
+    for lang in ("id", "en"):
+        whole, thin = class_files(records, lang), class_files(slim, lang)
+        assert "notebook" in whole[4] and "gita" in whole[4]
+        for made_whole, made_thin in zip(whole, thin):
+            assert made_thin == made_whole
+    # The whole record of a kept one is its record.json, as written.
+    assert kept.full(graded, slim[0]) == records[0] and kept.full(graded, slim[-1]) is records[-1]
+
+
 def chromium(*args, timeout=90):
     return subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, *args], capture_output=True, text=True,
                           timeout=timeout)

@@ -20,8 +20,8 @@ from pathlib import Path
 import torch
 
 from autograder import reports
-from autograder.grading import resume
-from autograder.reports import class_report, similarity
+from autograder.grading import finish as finishing, resume
+from autograder.reports import class_report, kept
 from autograder.grading.grader import grade, grader_fault
 from autograder.records import BatchResult
 
@@ -82,7 +82,9 @@ def _pool_fault(plan):
 def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_result=None,
         sandbox=lambda: "unknown", scheduler=None, course=None, on_others=None, pool=None,
         scheduler_timeout=None, lateness=None):
-    """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``.
+    """Grade ``submissions`` into ``out_dir`` and return the ``BatchResult``. Its records are
+    what the class files need of each student (``kept.Slim``; ``kept.full`` reads the whole
+    record back from out_dir), so that memory does not grow with the class.
 
     ``on_start(todo, kept)`` is told which students will be graded and why the others were
     kept; ``on_result(result)`` hears of each record once its reports are written.
@@ -112,12 +114,15 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if on_start:
         on_start([s for s, _ in todo], reasons, len(graded))
     expected_by_student = dict((s.student, e) for s, e in todo)
-    # Each student's code is read for the similarity section as soon as its reports are
-    # written, while the others are still being graded, not all at the end.
+    # Each student's code is read for the similarity section as soon as it is graded (in its
+    # grading process with --jobs), while the others are still being graded, not all at the
+    # end; it waits on disk (a Spool), as the batch keeps only each student's Slim record.
     try:
-        similar_inputs, analysed = class_report.similarity_inputs(plan, plan.checks), {}
+        similar_inputs = class_report.similarity_inputs(plan, plan.checks)
     except Exception:  # a bad [similarity] table: the class report says so
-        similar_inputs, analysed = None, None
+        similar_inputs = None
+    shared = kept.Outcomes()
+    graded = {student: kept.slim(record, shared) for student, record in graded.items()}
     cluster = None
     if scheduler and todo:
         from autograder.grading import distributed
@@ -127,25 +132,26 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     if cluster:
         stream = cluster.grade_many([s for s, _ in todo], plan)
     elif pool is not None and pool.size:
-        stream = pool.grade_many([s for s, _ in todo], plan, _pool_fault(plan))
+        stream = pool.grade_many([(s, {"fingerprint": e, "late": lateness.get(s.student)}) for s, e in todo],
+                                 plan, _pool_fault(plan), similar_inputs)
     else:
         stream = grade_many([s for s, _ in todo], plan, jobs)
+    analysed = kept.Spool()
     try:
-        for result in stream:  # in completion order
+        for item in stream:  # in completion order: Finished (grading processes) or a record
+            if not isinstance(item, finishing.Finished):
+                item = finishing.finish(item.with_changes(fingerprint=expected_by_student[item.student],
+                                                          late=lateness.get(item.student)),
+                                        plan, similar_inputs, shared)
             # A student's reports are written whole or not at all, and one that is written is
             # counted (``on_result``) before a Ctrl-C held back meanwhile is delivered.
             with _no_interrupt():
-                result = _write_student(out_dir, result.with_changes(
-                    fingerprint=expected_by_student[result.student],
-                    late=lateness.get(result.student)), plan)
+                result = _store(out_dir, item, shared)
                 graded[result.student] = result
                 if on_result:
                     on_result(result)
-            if similar_inputs is not None:
-                try:
-                    analysed[(result.student, result.source)] = similarity.code_of(result, *similar_inputs)
-                except Exception:  # read again (and any fault reported) by the class report
-                    pass
+            if item.code is not None:
+                analysed.put_pickled((result.student, result.source), item.code)
     except KeyboardInterrupt:
         # The reports written so far stay (a rerun resumes from them); what is still being
         # graded is dropped, never written: kill its workers now rather than wait for them.
@@ -153,6 +159,10 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
 
         stream.close()  # first: no thread starts another submission, none reports a fault
         process.stop()
+        analysed.close()
+        raise
+    except BaseException:
+        analysed.close()
         raise
     finally:
         stream.close()
@@ -161,6 +171,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
     others = _other_records(out_dir, plan, submissions)
     if others and on_others:
         on_others(others, {r.student: why for r in others if (why := resume.outdated(r, plan))})
+    others = [kept.slim(r, shared) for r in others]
     results = _class_order(out_dir, [graded[s.student] for s in submissions], others)
     seconds = time.monotonic() - clock
     timing = {"started": started.isoformat(timespec="seconds"),
@@ -172,7 +183,8 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
                         results, timing, sandbox(), resumed=len(submissions) - len(todo),
                         course=course)
     reports.write_batch(out_dir, batch)
-    class_report.write(out_dir, batch, plan, analysed)
+    with analysed:
+        class_report.write(out_dir, batch, plan, analysed)
     return batch
 
 
@@ -250,12 +262,20 @@ def _no_interrupt():
             signal.raise_signal(signal.SIGINT)  # to whatever handled it before (KeyboardInterrupt)
 
 
-def _write_student(out_dir, result, plan):
-    """Write one student's reports; a failure marks that student and the batch goes on."""
+def _store(out_dir, finished, shared):
+    """Write one student's reports (``finish.Finished``) and return the record the batch keeps:
+    its Slim record, or the whole one, marked, when a report could not be rendered or written
+    (e.g. a full disk or text no encoder accepts); the batch goes on."""
+    folder = Path(out_dir) / reports.student_folder(finished.student)
+    failure, trace = finished.failure, finished.trace
     try:
-        reports.write_student(out_dir, result, plan.title, plan.language)
-        return result
-    except Exception as error:  # e.g. a full disk or text no encoder accepts
-        print(f"could not write the reports of {result.student}:\n{traceback.format_exc()}",
-              file=sys.stderr)
-        return result.with_changes(report_error=f"{type(error).__name__}: {error}")
+        for name, text in finished.files:
+            reports.write_atomic(folder / name, text)
+    except Exception as error:
+        failure, trace = f"{type(error).__name__}: {error}", traceback.format_exc()
+    if failure is None:
+        return kept.slim(finished.slim, shared)  # its outcomes shared with the others'
+    print(f"could not write the reports of {finished.student}:\n{trace}", file=sys.stderr)
+    if finished.failure is not None:  # the record is whole, and already marked
+        return finished.slim
+    return finished.record().with_changes(report_error=failure)

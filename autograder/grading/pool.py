@@ -6,9 +6,11 @@ two of them grade barely faster than one. A ``GradingPool`` forks its processes 
 after the grader has imported everything and before it starts any thread (a fork copies
 only the calling thread, and the imports are then already done: milliseconds, not seconds).
 Each process grades the submissions it is sent, on its own sandbox slot, with workers of the
-grader's one zygote (``process.attach``), and sends back the record; the grader writes the
-reports. Everything a grading process does is trusted code: only the sandboxed worker runs
-student code, in the grading process as in a thread.
+grader's one zygote (``process.attach``), renders the student's reports and reads its code for
+the similarity section (``finish``), and sends that back; the grader writes the files and
+keeps only a slim record (``reports.kept``), so that its memory stays flat over a class.
+Everything a grading process does is trusted code: only the sandboxed worker runs student
+code, in the grading process as in a thread.
 
 They die with the grader: a parent-death signal (``kill -9`` of the grader), ``process.stop``
 (Ctrl-C, the end of the command), or the end of their task socket.
@@ -85,24 +87,26 @@ class GradingPool:
     def size(self):
         return len(self._children)
 
-    def grade_many(self, submissions, plan, on_fault):
-        """Yield each submission's record as soon as it is graded (completion order), like
-        ``batch.grade_many``. A grading process that dies takes only the submissions it held
-        with it: each becomes ``on_fault(submission, text)``; the others go on."""
+    def grade_many(self, tasks, plan, on_fault, similar_inputs=None):
+        """Yield each submission's ``finish.Finished`` as soon as it is graded (completion
+        order), like ``batch.grade_many``. ``tasks``: (submission, changes to its record:
+        fingerprint, late); ``similar_inputs``: as ``finish.finish`` takes them. A grading
+        process that dies takes only the submissions it held with it: each becomes
+        ``on_fault(submission, text)`` (a record); the others go on."""
         if plan is not self.plan:
             raise ValueError("this pool grades the plan it was forked with")
-        todo = collections.deque(submissions)
+        todo = collections.deque(tasks)
         held = {pid: collections.deque() for pid in self._children}
 
         def send(pid):
             while todo and len(held[pid]) < self.IN_FLIGHT:
-                submission = todo.popleft()
+                task = todo.popleft()
                 try:
-                    self._children[pid].send(submission)
+                    self._children[pid].send((*task, similar_inputs))
                 except OSError:
-                    todo.appendleft(submission)
+                    todo.appendleft(task)
                     return
-                held[pid].append(submission)
+                held[pid].append(task[0])
 
         for pid in list(self._children):
             send(pid)
@@ -124,13 +128,11 @@ class GradingPool:
                     continue
                 submission = held[pid].popleft()
                 send(pid)
-                if kind == "result":
-                    from autograder.records import StudentResult
-
-                    yield StudentResult.loads(payload[0])
+                if kind == "finished":
+                    yield payload[0]
                 else:
                     yield on_fault(submission, payload[0])
-        for submission in todo:  # every grading process died
+        for submission, _ in todo:  # every grading process died
             yield on_fault(submission, "no grading process is left")
 
     def _end(self, pid):
@@ -150,8 +152,9 @@ class GradingPool:
 
 
 def _serve(tasks, plan, slot, parent, attachment):
-    """The grading process: grade what comes, send each record back, until the grader goes."""
-    from autograder.grading import grader
+    """The grading process: grade what comes, finish each record (its reports rendered, its
+    similarity code read: ``finish``) and send that back, until the grader goes."""
+    from autograder.grading import finish, grader
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -160,12 +163,12 @@ def _serve(tasks, plan, slot, parent, attachment):
     process.adopt(attachment)
     while True:
         try:
-            submission = tasks.recv()
+            submission, changes, similar_inputs = tasks.recv()
         except (EOFError, OSError):
             return
         try:
-            result = grader.grade(submission, plan, slot=slot)
-            message = ("result", result.dumps())
+            result = grader.grade(submission, plan, slot=slot).with_changes(**changes)
+            message = ("finished", finish.finish(result, plan, similar_inputs))
         except Exception:  # a fault of the grader: that submission's error record
             text = traceback.format_exc()
             print(f"grader error on {submission.student}:\n{text}", file=sys.stderr, flush=True)

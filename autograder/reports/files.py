@@ -82,16 +82,23 @@ def _test_output(outcome, lang, diagnosis=None, localization=None):
     return message or words["error"]
 
 
+def student_files(result, title=None, lang="id"):
+    """(file name, text) of each of a student's reports, rendered one at a time in the order
+    they are written: results.json, feedback.md, feedback.html (the same with pictures), and
+    record.json last."""
+    yield "results.json", json.dumps(results_json(result, lang, title), ensure_ascii=False, indent=2) + "\n"
+    yield "feedback.md", feedback_md(result, lang, title)
+    yield "feedback.html", feedback_html(result, lang, title)
+    yield "record.json", result.dumps()
+
+
 def write_student(out_dir, result, title=None, lang="id"):
     """Write OUT/<student>/record.json, results.json, feedback.md and feedback.html (the same
     with pictures); returns the folder.
     The record goes last: a folder with a record has a complete set of reports."""
     folder = Path(out_dir) / student_folder(result.student)
-    write_atomic(folder / "results.json",
-                 json.dumps(results_json(result, lang, title), ensure_ascii=False, indent=2) + "\n")
-    write_atomic(folder / "feedback.md", feedback_md(result, lang, title))
-    write_atomic(folder / "feedback.html", feedback_html(result, lang, title))
-    write_atomic(folder / "record.json", result.dumps())
+    for name, text in student_files(result, title, lang):
+        write_atomic(folder / name, text)
     return folder
 
 

@@ -28,6 +28,7 @@ verdict: short assignments leave little room to differ. The settings come from c
 """
 
 import ast
+import functools
 import hashlib
 import itertools
 import re
@@ -312,27 +313,50 @@ class Report:
 
 def compare(codes, settings_, starter=(set(), set())):
     """Every pair of ``codes`` (Code) scoring at least the threshold, highest first."""
+    codes = list(codes)
+    return compare_loaded([lambda code=code: code for code in codes], settings_, starter)
+
+
+def compare_loaded(loaders, settings_, starter=(set(), set())):
+    """``compare`` of the Codes that ``loaders`` (callables, one per student, None for a
+    student left out) give, loaded one at a time: a class's codes are read from a
+    ``kept.Spool`` twice (the k-grams most of them share, then each one's others) and held
+    only as the k-grams that count and, for a pair that is listed, the statements."""
     base_grams, base_statements = starter
-    codes = [c for c in codes if c.sources]
+    present = []  # the loaders of the students whose code could be read
+    gram_counts, statement_counts = {}, {}
+    for load in loaders:
+        code = load()
+        if code is None or not code.sources:
+            continue
+        present.append(load)
+        for gram in code.grams:
+            gram_counts[gram] = gram_counts.get(gram, 0) + 1
+        for key in code.statements:
+            statement_counts[key] = statement_counts.get(key, 0) + 1
     common_grams, common_statements = set(), set()
-    if len(codes) >= COMMON_MIN_STUDENTS:
-        limit = settings_.common_fraction * len(codes)
-        counts = {}
-        for code in codes:
-            for gram in code.grams:
-                counts[gram] = counts.get(gram, 0) + 1
-        common_grams = {g for g, n in counts.items() if n > limit}
-        counts = {}
-        for code in codes:
-            for key in code.statements:
-                counts[key] = counts.get(key, 0) + 1
-        common_statements = {s for s, n in counts.items() if n > limit}
+    if len(present) >= COMMON_MIN_STUDENTS:
+        limit = settings_.common_fraction * len(present)
+        common_grams = {g for g, n in gram_counts.items() if n > limit}
+        common_statements = {s for s, n in statement_counts.items() if n > limit}
+    del gram_counts, statement_counts
     drop_grams = base_grams | common_grams
     drop_statements = base_statements | common_statements
-    kept = {c.student: c.grams - drop_grams for c in codes}
+    students, kept = [], []
+    for load in present:
+        code = load()
+        students.append(code.student)
+        kept.append(code.grams - drop_grams)
+    statements = {}  # index -> Code.statements, read again for the pairs that are listed
+
+    def statements_of(index):
+        if index not in statements:
+            statements[index] = present[index]().statements
+        return statements[index]
+
     pairs = []
-    for a, b in itertools.combinations(codes, 2):
-        x, y = kept[a.student], kept[b.student]
+    for i, j in itertools.combinations(range(len(present)), 2):
+        x, y = kept[i], kept[j]
         union = x | y
         score = len(x & y) / len(union) if union else 0.0
         if score < settings_.threshold or not (x & y):
@@ -343,20 +367,21 @@ def compare(codes, settings_, starter=(set(), set())):
             yt = {g for g in y if g[0] == target}
             if xt | yt:
                 per_target[target] = len(xt & yt) / len(xt | yt)
-        shared = [key for key in a.statements if key in b.statements and key not in drop_statements]
-        shared.sort(key=lambda key: -a.statements[key][0])
+        a_statements, b_statements = statements_of(i), statements_of(j)
+        shared = [key for key in a_statements if key in b_statements and key not in drop_statements]
+        shared.sort(key=lambda key: -a_statements[key][0])
         fragments, seen = [], []
         for key in shared:
-            text_a = a.statements[key][1]
+            text_a = a_statements[key][1]
             if any(text_a in bigger for bigger in seen):
                 continue  # already shown inside a larger shared statement
             seen.append(text_a)
-            fragments.append((key[0], text_a, b.statements[key][1]))
+            fragments.append((key[0], text_a, b_statements[key][1]))
             if len(fragments) == MAX_FRAGMENTS:
                 break
-        pairs.append(Pair(a.student, b.student, score, per_target, tuple(fragments)))
+        pairs.append(Pair(students[i], students[j], score, per_target, tuple(fragments)))
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
-    return Report(settings_, tuple(c.student for c in codes), tuple(pairs), len(common_grams))
+    return Report(settings_, tuple(students), tuple(pairs), len(common_grams))
 
 
 def code_of(result, targets, settings_):
@@ -373,13 +398,17 @@ def code_of(result, targets, settings_):
 
 def batch_similarity(results, targets, settings_, source_notebook=None, known=None):
     """A ``Report`` over the records of one batch. ``known``: {(student, source): Code or
-    None} already made by ``code_of`` (the batch does it as each student's reports are
-    written, while the others are still being graded); the other records are read here."""
-    known = known or {}
-    codes = []
-    for result in results:
-        key = (result.student, result.source)
-        code = known[key] if key in known else code_of(result, targets, settings_)
-        if code is not None:
-            codes.append(code)
-    return compare(codes, settings_, baseline(targets, settings_, source_notebook))
+    None} already made by ``code_of`` (a ``kept.Spool``: the batch does it as each student is
+    graded, while the others are still being graded); the other records are read here, and
+    spooled too, so that no more than one student's code is held at a time."""
+    from autograder.reports.kept import Spool
+
+    known = known if known is not None else {}
+    with Spool() as read_here:
+        loaders = []
+        for result in results:
+            key = (result.student, result.source)
+            if key not in known:
+                read_here.put(key, code_of(result, targets, settings_))
+            loaders.append(functools.partial((known if key in known else read_here).__getitem__, key))
+        return compare_loaded(loaders, settings_, baseline(targets, settings_, source_notebook))
