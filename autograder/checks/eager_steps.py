@@ -18,8 +18,11 @@ seconds of CPU in every grading process, for machinery that only matters while
 undecorated functions: the same code on the same tensors, in the same grad mode, so every step
 is bitwise the step of a plain Adam (``tests/test_eager_steps.py``); with a step hook
 registered, ``step`` takes the plain path, hooks included. Nothing global changes:
-other optimizers, and torch, are untouched. Where torch's decorators are not the ones expected
-(another torch version), the method stays as it is: slower, the same results.
+other optimizers, and torch, are untouched. (A worker puts a stand-in ``torch._dynamo`` in
+``sys.modules`` instead, ``worker._light_dynamo``: it serves one submission, on one thread; the
+grader runs grading threads side by side, for the whole batch.) Where torch's decorators are
+not the ones expected (another torch version), the method stays as it is: slower, the same
+results.
 """
 
 import types
