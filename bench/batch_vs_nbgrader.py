@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cold_and_scale import (COLD_TARGET, autograder_command, cold_one, print_cold, print_scale,
-                            run_batch)
+from cold_and_scale import (COLD_TARGET, autograder_command, cold_one, compile_kit, print_cold,
+                            print_scale, run_batch)
 from plain_asserts import PLAIN_TESTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,6 +368,7 @@ def main():
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     print(f"{args.n} submissions per assignment; kit --jobs {args.jobs}; {os.cpu_count()} cores; "
           f"nbgrader's default cell timeout (Execute.timeout) {timeout} s, kept for the baseline")
+    compile_kit(env, ROOT)  # as scripts/setup.sh leaves an installed kit
     workdir = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
         lines = [bench_assignment(assignment, args, workdir, env, timeout)

@@ -2,7 +2,8 @@
 
 - ``cold_one``: one submission graded by ``autograder grade`` from process start (as CI or
   Gradescope grade it: torch imported, the sandbox started, the reports written) against
-  ``python -c "import torch"`` on the same machine, alternately, the median of each.
+  ``python -c "import torch"`` on the same machine, alternately, the median of each (the kit's
+  bytecode compiled first, ``compile_kit``, as after ``scripts/setup.sh``).
 - ``scale``: ``autograder grade`` of many submissions, its progress lines read as they come:
   the seconds per submission (the slope) over each quarter of the batch, and the grader's
   resident memory (its own process and its grading processes, ``VmRSS``) at each quarter and
@@ -28,6 +29,26 @@ def autograder_command(paths, assignment, out, jobs, *extra):
              if assignment == "transformer" else [str(Path(sys.executable).parent / "autograder"), "grade"])
     return [*grade, *map(str, paths),
             "--assignment", assignment, "--out", str(out), "--jobs", str(jobs), *extra]
+
+
+def compile_kit(env, cwd):
+    """Compile the bytecode of the kit the timed commands import, as ``scripts/setup.sh`` does
+    after installing it: under PYTHONDONTWRITEBYTECODE=1 nothing else writes it, and a cold
+    start would time the compilation of the grader's modules, which an installed kit does not
+    do. Returns the folders compiled."""
+    code = ("import compileall, importlib.util, sys\n"
+            "folders = [list(importlib.util.find_spec(n).submodule_search_locations)[0]"
+            " for n in ('autograder', 'solutions')]\n"
+            "ok = all([compileall.compile_dir(f, quiet=1) for f in folders])\n"
+            "print('\\n'.join(folders))\n"
+            "sys.exit(0 if ok else 1)")
+    # -P: not the working directory's copy, but the one the timed commands find (PYTHONPATH,
+    # else the installed kit)
+    done = subprocess.run([sys.executable, "-P", "-c", code], env=env, cwd=cwd, capture_output=True,
+                          text=True)
+    if done.returncode:
+        sys.exit(f"compiling the kit's bytecode failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return done.stdout.split()
 
 
 def cold_one(notebook, assignment, workdir, env, cwd, repeat=3):

@@ -52,6 +52,32 @@ def test_the_scale_run_reads_the_slope_and_the_memory_of_each_quarter():
     assert [r for _, _, r in rows] == [120.0, 120.0, 120.0, 180.0]
 
 
+def test_the_bench_compiles_the_bytecode_of_the_kit_that_the_timed_commands_import(tmp_path):
+    """As scripts/setup.sh does after installing: the kit found on PYTHONPATH (as the timed
+    commands find it), not a copy in the working directory, even under PYTHONDONTWRITEBYTECODE."""
+    import importlib.util
+    import os
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from cold_and_scale import compile_kit
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    kit, elsewhere = tmp_path / "kit", tmp_path / "cwd"
+    for folder in (kit, elsewhere):
+        for package in ("autograder", "solutions"):
+            (folder / package).mkdir(parents=True)
+            (folder / package / "__init__.py").write_text("")
+            (folder / package / "module.py").write_text("VALUE = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(kit), "PYTHONDONTWRITEBYTECODE": "1"}
+    assert compile_kit(env, elsewhere) == [str(kit / "autograder"), str(kit / "solutions")]
+    for folder, compiled in ((kit, True), (elsewhere, False)):
+        for package in ("autograder", "solutions"):
+            for name in ("__init__.py", "module.py"):
+                cached = Path(importlib.util.cache_from_source(str(folder / package / name)))
+                assert cached.is_file() == compiled, cached
+
+
 def test_the_plain_baseline_passes_the_reference_and_each_bug_is_in_its_notebook():
     """The baseline's hidden cells (plain asserts) pass on the reference solution, and every bug
     of --mix replaces text that the assignment's solution cells hold: otherwise the bench would

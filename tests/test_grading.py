@@ -120,3 +120,63 @@ def test_shared_reference_weights_are_encoded_once_and_are_the_modules():
         assert set(values) == set(parameters)
         for path, encoded in values.items():
             assert torch.equal(wire.decode_value(encoded), parameters[path].detach())
+
+
+# One submission graded by batch.run right after the zygote was started (as `autograder grade`
+# does): until the zygote is ready, the grader warms the checks up (grader.warm_up) instead of
+# waiting for it. The real zygote, in a fresh interpreter; launch.early_starting and the
+# session's shared_zygote are wrapped only to record what they answer and when they are asked.
+WARM_WHILE_STARTING = '''
+import json, sys, tempfile
+from pathlib import Path
+import torch
+from autograder import config, loading, plan as plans
+from autograder.grading import batch
+from autograder.sandbox import launch, process, session as sessions
+
+plan = plans.resolve(config.load(None), "attention", "en")
+submissions = loading.discover(["examples/submissions/andi/attention/attention.ipynb"], plan.name, plan.notebook)
+answers, at_first_worker = [], {}
+early_starting, shared_zygote = launch.early_starting, sessions.shared_zygote
+
+def recorded():
+    answers.append(early_starting())
+    return answers[-1]
+
+def first_worker():
+    at_first_worker.setdefault("hypothesis", "hypothesis" in sys.modules)
+    return shared_zygote()
+
+launch.early_starting, sessions.shared_zygote = recorded, first_worker
+launch.start_early()  # after every import: the zygote imports torch for a second or more
+with tempfile.TemporaryDirectory() as out:
+    graded = batch.run(plan, submissions, out, jobs=1)
+first_sizes = next(i for i, c in enumerate(plan.checks) if c.id.endswith(".sizes"))
+print(json.dumps({"answers": answers, "checks": len(plan.checks), "first_sizes": first_sizes,
+                  "hypothesis_at_first_worker": at_first_worker["hypothesis"],
+                  "scores": [[r.score, r.max_score] for r in graded.results]}))
+process.stop()
+'''
+
+
+def test_one_submission_warms_the_checks_up_while_the_zygote_starts():
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", WARM_WHILE_STARTING], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    answers = report["answers"]
+    assert answers[0] is True  # asked before the first check: still starting, so it warmed up
+    if False in answers:  # it stopped at the first "ready"
+        assert answers.index(False) == len(answers) - 1
+    else:  # every check warmed up while it was starting
+        assert len(answers) == report["checks"]
+    warmed = answers.count(True)
+    # Hypothesis (the sizes checks' first import) was there before the first worker iff the
+    # warm-up reached the first sizes check
+    assert report["hypothesis_at_first_worker"] == (warmed > report["first_sizes"])
+    assert report["scores"] == [[45.0, 45.0]]

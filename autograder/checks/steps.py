@@ -3,8 +3,9 @@ worker reported, the comparison of two states, the toy task and its hidden varia
 
 A *state* is what ``Session.state`` returns: ``{"params": {path: tensor}, "adam": {path:
 {"exp_avg", "exp_avg_sq", "step"}}}``. ``reference_step`` loads one into the reference
-Transformer and a fresh ``torch.optim.Adam`` and takes the reference's ``train_step``, so a
-state the student's step produced is judged against one honest step from the state before it.
+Transformer and a fresh ``torch.optim.Adam`` (``eager_steps.adam``) and takes the reference's
+``train_step``, so a state the student's step produced is judged against one honest step from
+the state before it.
 """
 
 import threading
@@ -14,6 +15,7 @@ import torch.nn.functional as F
 
 import solutions
 from solutions.transformer import BOS
+from autograder.checks import eager_steps
 from autograder.texts import bilingual
 
 # A step is one honest step when the parameters and both Adam moments are close to the reference
@@ -48,7 +50,8 @@ class Stepper:
         self.args = args
         self.model = solutions.Transformer(*args)
         self.names = dict(self.model.named_parameters())
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=lr)
+        # a plain Adam that does not import torch._dynamo (seconds of CPU; see eager_steps)
+        self.optimizer = eager_steps.adam(self.model.parameters(), lr=lr)
 
     def load(self, state):
         """Hold ``state``; a path the contract does not have, or one missing or of another

@@ -22,7 +22,7 @@ import torch
 from autograder import reports
 from autograder.grading import finish as finishing, resume
 from autograder.reports import class_report, kept
-from autograder.grading.grader import grade, grader_fault
+from autograder.grading.grader import grade, grader_fault, warm_up
 from autograder.records import BatchResult
 
 
@@ -135,6 +135,14 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
         stream = pool.grade_many([(s, {"fingerprint": e, "late": lateness.get(s.student)}) for s, e in todo],
                                  plan, _pool_fault(plan), similar_inputs)
     else:
+        if todo:
+            # While the zygote is still starting (it imports torch, seconds), this process would
+            # only wait for it: prepare what the checks share meanwhile (warm_up: Hypothesis,
+            # the sizes, the reference modules; a pool did so before forking), as the grading
+            # threads would on their first submission. Check by check, until it is ready.
+            from autograder.sandbox import launch
+
+            warm_up(plan, until=lambda: not launch.early_starting())
         stream = grade_many([s for s, _ in todo], plan, jobs)
     analysed = kept.Spool()
     try:

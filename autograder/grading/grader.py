@@ -193,13 +193,16 @@ def _failed(check, failure, watched, loaded):
         hidden=watched.used_hidden, loaded=loaded))
 
 
-def warm_up(plan):
+def warm_up(plan, until=None):
     """Run every check of ``plan`` here up to its first request to a worker, which none gets:
     what a check prepares before it asks anything is made once, in this process, and a fork of
-    it inherits it (``pool.GradingPool``). That is Hypothesis (its import and the sizes it
-    generates for each sizes check: ~0.3 s) and the reference modules shared by every
-    submission; each grading process paid for them again on its first submission."""
+    it inherits it (``pool.GradingPool``), as do its other threads. That is Hypothesis (its
+    import and the sizes it generates for each sizes check: ~0.3 s) and the reference modules
+    shared by every submission; each grading process paid for them again on its first
+    submission. ``until``: asked before each check; the warm-up stops once it returns True."""
     for check in plan.checks:
+        if until is not None and until():
+            return
         try:
             check.run(Context(_NoWorker(), _WatchedPlan(plan), check, frozenset(), defer_building=True))
         except (_FirstRequest, Exception):  # its stop, or a check that cannot run without answers

@@ -10,6 +10,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -169,6 +170,20 @@ def peek_early():
     """The zygote started by ``start_early`` and not yet taken, or None."""
     with _early_lock:
         return _early
+
+
+def early_starting():
+    """Whether the zygote started by ``start_early`` is not taken yet and has not yet said
+    whether it is ready: the time the first worker's start would wait for it, which the
+    grader can spend on work of its own (``grader.warm_up``)."""
+    launch = peek_early()
+    if launch is None:
+        return False
+    try:
+        readable, _, _ = select.select([launch.control], [], [], 0)  # "ready", or closed
+    except (OSError, ValueError):
+        return False
+    return not readable
 
 
 def forget_early():
