@@ -108,15 +108,16 @@ class Context:
         return self.once((compute, fingerprint(inputs)), lambda: compute(*inputs))
 
     @staticmethod
-    def once(key, make, copy=True):
+    def once(key, make, copy=True, autograd=False):
         """A copy of ``make()`` (run without autograd), made once per process for ``key``:
         ``key`` must name everything the result depends on (shared reference modules, plain
         numbers, ``fingerprint`` of the inputs), nothing of the submission's. ``copy=False``:
-        the very tensors kept, for a caller that only reads them."""
+        the very tensors kept, for a caller that only reads them. ``autograd``: ``make`` runs
+        with autograd on (a reference training step needs gradients)."""
         with _SHARED_LOCK:
             found = _REFERENCE_RESULTS.get(key)
         if found is None:
-            with torch.no_grad():
+            with torch.set_grad_enabled(autograd):
                 found = make()
             with _SHARED_LOCK:
                 if len(_REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
@@ -398,9 +399,11 @@ def fingerprint(values):
 
 
 def _copied(value):
-    """``value`` with every tensor in it (in tuples and lists too) a copy."""
+    """``value`` with every tensor in it (in tuples, lists and dicts too) a copy."""
     if isinstance(value, torch.Tensor):
         return value.clone()
     if type(value) in (tuple, list):
         return type(value)(_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
     return value
