@@ -21,7 +21,7 @@ from autograder.checks import targets
 from autograder.checks.attention_calls import around_sdpa, sdpa_standin
 from autograder.checks.context import fingerprint
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
-from autograder.checks.search import Probe, generator_for, randn_float32, search_sizes
+from autograder.checks.search import Probe, drawn_once, search_sizes
 from autograder.checks.targets import DEC, ENC, FFN, MHA, PE, SDPA
 from autograder.checks.verdicts import first_output
 from autograder.texts import bilingual
@@ -150,10 +150,9 @@ def _modules(ctx, name):
                   "q, k and v may have any Tq, Tk, d_k, d_v and batch axes."))
 def sdpa_sizes(ctx):
     def prepare(c):
-        g = generator_for(ctx, c)
         batch = (c["b"], c["h"])
-        q = randn_float32(g, *batch, c["tq"], c["dk"])
-        k, v = randn_float32(g, *batch, c["tk"], c["dk"]), randn_float32(g, *batch, c["tk"], c["dv"])
+        q, k, v = drawn_once(ctx, c, (*batch, c["tq"], c["dk"]), (*batch, c["tk"], c["dk"]),
+                             (*batch, c["tk"], c["dv"]))
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
@@ -198,9 +197,7 @@ def mha_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"])
-        g = generator_for(ctx, c)
-        q = randn_float32(g, c["b"], c["tq"], d)
-        k, v = randn_float32(g, c["b"], c["tk"], d), randn_float32(g, c["b"], c["tk"], d)
+        q, k, v = drawn_once(ctx, c, (c["b"], c["tq"], d), (c["b"], c["tk"], d), (c["b"], c["tk"], d))
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
@@ -260,7 +257,7 @@ def ffn_sizes(ctx):
 
     def prepare(c):
         obj, ref = module(c["d_model"], c["d_ff"])
-        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], c["d_model"]) * 2
+        (x,) = drawn_once(ctx, c, (c["b"], c["t"], c["d_model"]), scale=2)
 
         def judge(result, records):
             [(expected, exact, bound)] = ref.judged(x)
@@ -285,7 +282,7 @@ def enc_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"], prenorm=c["prenorm"])
-        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], d)
+        (x,) = drawn_once(ctx, c, (c["b"], c["t"], d))
         mask = _padding(c["b"], c["t"], c["mask"])
 
         def judge(result, records):
@@ -315,8 +312,7 @@ def dec_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"])
-        g = generator_for(ctx, c)
-        x, memory = randn_float32(g, c["b"], c["tdec"], d), randn_float32(g, c["b"], c["tsrc"], d)
+        x, memory = drawn_once(ctx, c, (c["b"], c["tdec"], d), (c["b"], c["tsrc"], d))
 
         def judge(result, records):
             if not isinstance(result, (tuple, list)) or len(result) != 2:
