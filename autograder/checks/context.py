@@ -13,6 +13,7 @@ results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 
 import hashlib
 import threading
+import types
 import zlib
 
 import torch
@@ -95,13 +96,13 @@ class Context:
         return self._shared_entry(name, args, kwargs, dtype)[0]
 
     def reference_result(self, compute, *inputs):
-        """``compute(*inputs)`` without autograd, ``compute`` a reference module or function
-        (shared, read only), computed once per process for these inputs and reused for every
-        submission: a check's inputs come from generators seeded by the check and its
-        configuration, so every submission asks for the same numbers. Keyed by ``compute``
-        itself (held, so its id is never reused) and the inputs' contents (dtype, shape and
-        bytes), never by the order they were drawn in: what comes back cannot depend on the
-        submission. A copy comes back (a check may change what it is given)."""
+        """``compute(*inputs)`` without autograd, ``compute`` a reference module, a method of
+        one, or a reference function (shared, read only), computed once per process for these
+        inputs and reused for every submission: a check's inputs come from generators seeded
+        by the check and its configuration, so every submission asks for the same numbers.
+        Keyed by ``compute`` itself (held, so its id is never reused) and the inputs' contents
+        (dtype, shape and bytes), never by the order they were drawn in: what comes back cannot
+        depend on the submission. A copy comes back (a check may change what it is given)."""
         if not (_shared(compute, self.reference) and plain_inputs(inputs)):
             with torch.no_grad():  # not one of the shared references, or nothing to key inputs by
                 return compute(*inputs)
@@ -371,8 +372,11 @@ class Context:
 
 
 def _shared(compute, reference):
-    """Whether ``compute`` is one of the process's shared reference modules (never changed)
-    or a function of the reference solution itself."""
+    """Whether ``compute`` is one of the process's shared reference modules (never changed),
+    a method of one (``ref.encode``: a key holds the module and the function, as the bound
+    method compares equal by both), or a function of the reference solution itself."""
+    if isinstance(compute, types.MethodType) and isinstance(compute.__self__, torch.nn.Module):
+        return compute.__self__.__dict__.get(SHARED_MARK, False)
     if isinstance(compute, torch.nn.Module):
         return compute.__dict__.get(SHARED_MARK, False)
     name = getattr(compute, "__name__", None)
