@@ -19,6 +19,7 @@ import zlib
 import torch
 
 from autograder.checks import targets
+from autograder.checks.draws import Draws
 from autograder.checks.recorded import Call, Records
 from autograder.checks.verification import SELF, Recorded
 from autograder.checks.verdicts import expect_float64_precision
@@ -58,19 +59,16 @@ class Context:
         # check that reads ``hidden`` sends them to the worker, one that reads ``avoid`` does not.
         self.avoid = getattr(plan, "sizes_to_avoid", plan.hidden)
         self.reference = targets.REFERENCES
-        self._generator = torch.Generator().manual_seed(zlib.crc32(check.id.encode()))
+        self._draws = Draws(check.id)  # seeded by the check alone; kept once per process
         self.recorded = []  # what the check's recordings claim (verification.Recorded): verified later
         self._calls = 0  # calls made through ``call`` (each gets its own seed)
 
     # -- inputs ------------------------------------------------------------------
     def randn(self, *shape, dtype=torch.float32, scale=1.0):
-        values = torch.randn(*shape, generator=self._generator, dtype=torch.float64)
-        if scale != 1.0:  # the same numbers either way; a check draws ~200 of these per submission
-            values = values * scale
-        return values if dtype == torch.float64 else values.to(dtype)
+        return self._draws.randn(shape, dtype, scale)
 
     def randint(self, high, size=()):
-        return torch.randint(high, size, generator=self._generator)
+        return self._draws.randint(high, size)
 
     def tolerance(self, name):
         return self.plan.tolerances[name]
