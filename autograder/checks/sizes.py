@@ -157,11 +157,10 @@ def sdpa_sizes(ctx):
 
         def judge(result, records):
             out, weights = ctx.pair(result, SDPA)
-            sdpa = ctx.reference.scaled_dot_product_attention
-            ref_out, ref_weights = ctx.reference_result(sdpa, q, k, v, mask)
-            exact_out, exact_weights = ctx.reference_result(sdpa, q.double(), k.double(), v.double(), mask)
-            _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights)
-            _expect_same(ctx, out, ref_out, OUTPUT, exact_out)
+            (ref_out, exact_out, out_bound), (ref_weights, exact_weights, weights_bound) = \
+                _sdpa_judged(ctx, q, k, v, mask)
+            _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights, weights_bound)
+            _expect_same(ctx, out, ref_out, OUTPUT, exact_out, out_bound)
         return Probe(SDPA, (q, k, v), {} if mask is None else {"mask": mask}, judge)
 
     def show(c):
@@ -169,6 +168,21 @@ def sdpa_sizes(ctx):
                       f"v {(c['b'], c['h'], c['tk'], c['dv'])}", _mask_words(c))
 
     search_sizes(ctx, targets.get(SDPA).sizes, prepare, show)
+
+
+def _sdpa_judged(ctx, q, k, v, mask):
+    """``_Reference.judged`` for the reference's scaled_dot_product_attention: [(float32,
+    float64, bound)] for its output and its weights, made once per process for these inputs
+    and the course tolerance (the grader's alone); only ``_expect_same`` reads them."""
+    sdpa = ctx.reference.scaled_dot_product_attention
+    tolerance = ctx.tolerance("float32")
+
+    def make():
+        expected = ctx.reference_result(sdpa, q, k, v, mask)
+        exact = ctx.reference_result(sdpa, q.double(), k.double(), v.double(), mask)
+        return [(e, x, _bound(ctx, e, x)) for e, x in zip(expected, exact)]
+    key = ("bounds", sdpa, tolerance.atol, tolerance.rtol, fingerprint((q, k, v, mask)))
+    return ctx.once(key, make, copy=False)
 
 
 def _mask_words(c):
