@@ -58,6 +58,36 @@ def test_an_honest_step_in_another_style_is_one_step():
     assert steps.compare_states(steps.state_of(model, optimizer), expected, outcome.LR) is None
 
 
+def copied(state):
+    return {"params": {k: v.clone() for k, v in state["params"].items()},
+            "adam": {k: {m: v.clone() for m, v in moments.items()} for k, moments in state["adam"].items()}}
+
+
+def test_only_an_exactly_equal_state_is_the_same_state():
+    """train.update takes the reference's second step once per process for a first state that
+    is exactly the reference's (``steps.same_state``); any other state is stepped from itself."""
+    _, state, _, _ = honest_pair()
+    name, moment = next(iter(state["params"])), next(iter(state["adam"]))
+    state["params"][name].view(-1)[0] = 0.0
+    assert steps.same_state(state, copied(state))
+    changes = {
+        "a value": lambda s: s["params"][name].view(-1)[1].add_(1e-7),
+        "a zero's sign": lambda s: s["params"][name].view(-1)[0].copy_(torch.tensor(-0.0)),
+        "a dtype": lambda s: s["params"].__setitem__(name, s["params"][name].double()),
+        "NaN": lambda s: s["params"][name].view(-1)[1].copy_(torch.tensor(float("nan"))),
+        "a moment": lambda s: s["adam"][moment]["exp_avg"].view(-1)[0].add_(1e-7),
+        "the step count": lambda s: s["adam"][moment].__setitem__("step", s["adam"][moment]["step"] + 1),
+        "an extra path": lambda s: s["params"].__setitem__("extra", torch.zeros(1)),
+        "a missing moment": lambda s: s["adam"].pop(moment),
+        "not a tensor": lambda s: s["params"].__setitem__(name, [0.0]),
+    }
+    for what, change in changes.items():
+        other = copied(state)
+        change(other)
+        assert not steps.same_state(state, other), what
+        assert not steps.same_state(other, state), what
+
+
 @pytest.mark.parametrize("tamper, said", [
     ("planted", "is off by"),
     ("two_steps", "exactly once"),

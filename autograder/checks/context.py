@@ -13,11 +13,13 @@ results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 
 import hashlib
 import threading
+import types
 import zlib
 
 import torch
 
 from autograder.checks import targets
+from autograder.checks.draws import Draws
 from autograder.checks.recorded import Call, Records
 from autograder.checks.verification import SELF, Recorded
 from autograder.checks.verdicts import expect_float64_precision
@@ -57,19 +59,16 @@ class Context:
         # check that reads ``hidden`` sends them to the worker, one that reads ``avoid`` does not.
         self.avoid = getattr(plan, "sizes_to_avoid", plan.hidden)
         self.reference = targets.REFERENCES
-        self._generator = torch.Generator().manual_seed(zlib.crc32(check.id.encode()))
+        self._draws = Draws(check.id)  # seeded by the check alone; kept once per process
         self.recorded = []  # what the check's recordings claim (verification.Recorded): verified later
         self._calls = 0  # calls made through ``call`` (each gets its own seed)
 
     # -- inputs ------------------------------------------------------------------
     def randn(self, *shape, dtype=torch.float32, scale=1.0):
-        values = torch.randn(*shape, generator=self._generator, dtype=torch.float64)
-        if scale != 1.0:  # the same numbers either way; a check draws ~200 of these per submission
-            values = values * scale
-        return values if dtype == torch.float64 else values.to(dtype)
+        return self._draws.randn(shape, dtype, scale)
 
     def randint(self, high, size=()):
-        return torch.randint(high, size, generator=self._generator)
+        return self._draws.randint(high, size)
 
     def tolerance(self, name):
         return self.plan.tolerances[name]
@@ -95,28 +94,29 @@ class Context:
         return self._shared_entry(name, args, kwargs, dtype)[0]
 
     def reference_result(self, compute, *inputs):
-        """``compute(*inputs)`` without autograd, ``compute`` a reference module or function
-        (shared, read only), computed once per process for these inputs and reused for every
-        submission: a check's inputs come from generators seeded by the check and its
-        configuration, so every submission asks for the same numbers. Keyed by ``compute``
-        itself (held, so its id is never reused) and the inputs' contents (dtype, shape and
-        bytes), never by the order they were drawn in: what comes back cannot depend on the
-        submission. A copy comes back (a check may change what it is given)."""
+        """``compute(*inputs)`` without autograd, ``compute`` a reference module, a method of
+        one, or a reference function (shared, read only), computed once per process for these
+        inputs and reused for every submission: a check's inputs come from generators seeded
+        by the check and its configuration, so every submission asks for the same numbers.
+        Keyed by ``compute`` itself (held, so its id is never reused) and the inputs' contents
+        (dtype, shape and bytes), never by the order they were drawn in: what comes back cannot
+        depend on the submission. A copy comes back (a check may change what it is given)."""
         if not (_shared(compute, self.reference) and plain_inputs(inputs)):
             with torch.no_grad():  # not one of the shared references, or nothing to key inputs by
                 return compute(*inputs)
         return self.once((compute, fingerprint(inputs)), lambda: compute(*inputs))
 
     @staticmethod
-    def once(key, make, copy=True):
+    def once(key, make, copy=True, autograd=False):
         """A copy of ``make()`` (run without autograd), made once per process for ``key``:
         ``key`` must name everything the result depends on (shared reference modules, plain
         numbers, ``fingerprint`` of the inputs), nothing of the submission's. ``copy=False``:
-        the very tensors kept, for a caller that only reads them."""
+        the very tensors kept, for a caller that only reads them. ``autograd``: ``make`` runs
+        with autograd on (a reference training step needs gradients)."""
         with _SHARED_LOCK:
             found = _REFERENCE_RESULTS.get(key)
         if found is None:
-            with torch.no_grad():
+            with torch.set_grad_enabled(autograd):
                 found = make()
             with _SHARED_LOCK:
                 if len(_REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
@@ -370,8 +370,11 @@ class Context:
 
 
 def _shared(compute, reference):
-    """Whether ``compute`` is one of the process's shared reference modules (never changed)
-    or a function of the reference solution itself."""
+    """Whether ``compute`` is one of the process's shared reference modules (never changed),
+    a method of one (``ref.encode``: a key holds the module and the function, as the bound
+    method compares equal by both), or a function of the reference solution itself."""
+    if isinstance(compute, types.MethodType) and isinstance(compute.__self__, torch.nn.Module):
+        return compute.__self__.__dict__.get(SHARED_MARK, False)
     if isinstance(compute, torch.nn.Module):
         return compute.__dict__.get(SHARED_MARK, False)
     name = getattr(compute, "__name__", None)
@@ -398,9 +401,11 @@ def fingerprint(values):
 
 
 def _copied(value):
-    """``value`` with every tensor in it (in tuples and lists too) a copy."""
+    """``value`` with every tensor in it (in tuples, lists and dicts too) a copy."""
     if isinstance(value, torch.Tensor):
         return value.clone()
     if type(value) in (tuple, list):
         return type(value)(_copied(v) for v in value)
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
     return value

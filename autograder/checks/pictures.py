@@ -31,6 +31,7 @@ Non-finite numbers (NaN, inf) are stored as ``None``.
 
 import copy
 import functools
+import math
 
 import torch
 
@@ -93,11 +94,16 @@ def _randn(generator, *shape):
 
 
 def numbers(tensor):
-    """A tensor as nested lists of rounded floats, None for NaN and inf."""
-    if tensor.dim() == 0:
-        value = float(tensor)
-        return round(value, DIGITS) if torch.isfinite(tensor) else None
-    return [numbers(row) for row in tensor]
+    """A tensor as nested lists of rounded floats, None for NaN and inf. Read through
+    ``tolist`` (one conversion, not a tensor per element: a picture holds hundreds)."""
+    return _rounded(tensor.tolist())
+
+
+def _rounded(value):
+    if type(value) is list:
+        return [_rounded(v) for v in value]
+    value = float(value)
+    return round(value, DIGITS) if math.isfinite(value) else None
 
 
 def _tensor(value, shape):
@@ -236,7 +242,7 @@ def decoder_pictures(session, sizes):
 
 
 def numbers_bool(mask):
-    return [[bool(value) for value in row] for row in mask]
+    return [[bool(value) for value in row] for row in mask.tolist()]
 
 
 @drawing(targets.TRAIN, after="train.present")

@@ -266,6 +266,18 @@ def generator_for(ctx, config):
     return torch.Generator().manual_seed(zlib.crc32(f"{ctx.check.id}/{sorted(config.items())}".encode()))
 
 
+def drawn_once(ctx, config, *shapes, scale=1.0):
+    """One float32 tensor per shape, drawn (in order) from ``generator_for(ctx, config)`` and
+    times ``scale``: the grader's own inputs for that configuration, the same for every
+    submission, so drawn once per process (keyed by what seeds them: the check and the
+    configuration); each caller gets copies."""
+    def draw():
+        generator = generator_for(ctx, config)
+        drawn = tuple(randn_float32(generator, *shape) for shape in shapes)
+        return drawn if scale == 1.0 else tuple(t * scale for t in drawn)
+    return ctx.once(("drawn", ctx.check.id, tuple(sorted(config.items())), tuple(shapes), scale), draw)
+
+
 def randn_float32(generator, *shape):
     return torch.randn(*shape, generator=generator, dtype=torch.float64).float()
 

@@ -21,7 +21,7 @@ from autograder.checks import targets
 from autograder.checks.attention_calls import around_sdpa, sdpa_standin
 from autograder.checks.context import fingerprint
 from autograder.checks.registry import OUTPUT, WEIGHTS, check, fail
-from autograder.checks.search import Probe, generator_for, randn_float32, search_sizes
+from autograder.checks.search import Probe, drawn_once, search_sizes
 from autograder.checks.targets import DEC, ENC, FFN, MHA, PE, SDPA
 from autograder.checks.verdicts import first_output
 from autograder.texts import bilingual
@@ -150,19 +150,17 @@ def _modules(ctx, name):
                   "q, k and v may have any Tq, Tk, d_k, d_v and batch axes."))
 def sdpa_sizes(ctx):
     def prepare(c):
-        g = generator_for(ctx, c)
         batch = (c["b"], c["h"])
-        q = randn_float32(g, *batch, c["tq"], c["dk"])
-        k, v = randn_float32(g, *batch, c["tk"], c["dk"]), randn_float32(g, *batch, c["tk"], c["dv"])
+        q, k, v = drawn_once(ctx, c, (*batch, c["tq"], c["dk"]), (*batch, c["tk"], c["dk"]),
+                             (*batch, c["tk"], c["dv"]))
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
             out, weights = ctx.pair(result, SDPA)
-            sdpa = ctx.reference.scaled_dot_product_attention
-            ref_out, ref_weights = ctx.reference_result(sdpa, q, k, v, mask)
-            exact_out, exact_weights = ctx.reference_result(sdpa, q.double(), k.double(), v.double(), mask)
-            _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights)
-            _expect_same(ctx, out, ref_out, OUTPUT, exact_out)
+            (ref_out, exact_out, out_bound), (ref_weights, exact_weights, weights_bound) = \
+                _sdpa_judged(ctx, q, k, v, mask)
+            _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights, weights_bound)
+            _expect_same(ctx, out, ref_out, OUTPUT, exact_out, out_bound)
         return Probe(SDPA, (q, k, v), {} if mask is None else {"mask": mask}, judge)
 
     def show(c):
@@ -170,6 +168,21 @@ def sdpa_sizes(ctx):
                       f"v {(c['b'], c['h'], c['tk'], c['dv'])}", _mask_words(c))
 
     search_sizes(ctx, targets.get(SDPA).sizes, prepare, show)
+
+
+def _sdpa_judged(ctx, q, k, v, mask):
+    """``_Reference.judged`` for the reference's scaled_dot_product_attention: [(float32,
+    float64, bound)] for its output and its weights, made once per process for these inputs
+    and the course tolerance (the grader's alone); only ``_expect_same`` reads them."""
+    sdpa = ctx.reference.scaled_dot_product_attention
+    tolerance = ctx.tolerance("float32")
+
+    def make():
+        expected = ctx.reference_result(sdpa, q, k, v, mask)
+        exact = ctx.reference_result(sdpa, q.double(), k.double(), v.double(), mask)
+        return [(e, x, _bound(ctx, e, x)) for e, x in zip(expected, exact)]
+    key = ("bounds", sdpa, tolerance.atol, tolerance.rtol, fingerprint((q, k, v, mask)))
+    return ctx.once(key, make, copy=False)
 
 
 def _mask_words(c):
@@ -198,9 +211,7 @@ def mha_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"])
-        g = generator_for(ctx, c)
-        q = randn_float32(g, c["b"], c["tq"], d)
-        k, v = randn_float32(g, c["b"], c["tk"], d), randn_float32(g, c["b"], c["tk"], d)
+        q, k, v = drawn_once(ctx, c, (c["b"], c["tq"], d), (c["b"], c["tk"], d), (c["b"], c["tk"], d))
         mask = _mask(ctx, c, c["b"], c["tq"], c["tk"])
 
         def judge(result, records):
@@ -260,7 +271,7 @@ def ffn_sizes(ctx):
 
     def prepare(c):
         obj, ref = module(c["d_model"], c["d_ff"])
-        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], c["d_model"]) * 2
+        (x,) = drawn_once(ctx, c, (c["b"], c["t"], c["d_model"]), scale=2)
 
         def judge(result, records):
             [(expected, exact, bound)] = ref.judged(x)
@@ -285,7 +296,7 @@ def enc_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"], prenorm=c["prenorm"])
-        x = randn_float32(generator_for(ctx, c), c["b"], c["t"], d)
+        (x,) = drawn_once(ctx, c, (c["b"], c["t"], d))
         mask = _padding(c["b"], c["t"], c["mask"])
 
         def judge(result, records):
@@ -315,8 +326,7 @@ def dec_sizes(ctx):
     def prepare(c):
         d = c["heads"] * c["dk"]
         obj, ref = module(d, c["heads"], c["d_ff"])
-        g = generator_for(ctx, c)
-        x, memory = randn_float32(g, c["b"], c["tdec"], d), randn_float32(g, c["b"], c["tsrc"], d)
+        x, memory = drawn_once(ctx, c, (c["b"], c["tdec"], d), (c["b"], c["tsrc"], d))
 
         def judge(result, records):
             if not isinstance(result, (tuple, list)) or len(result) != 2:

@@ -117,6 +117,30 @@ def reference_step(args, state, batch, lr):
     return stepper(args, lr).step(state, batch)
 
 
+def same_state(a, b):
+    """Whether two states are exactly equal: the same paths, and every parameter and Adam moment
+    of the same dtype and shape with equal values (NaN is never equal), the same step counts.
+    Only then may a step from ``a`` be taken as the step from ``b``."""
+    if set(a["params"]) != set(b["params"]) or set(a["adam"]) != set(b["adam"]):
+        return False
+    pairs = [(a["params"][name], b["params"][name]) for name in a["params"]]
+    for name, moments in a["adam"].items():
+        theirs = b["adam"][name]
+        if set(moments) != set(theirs) or not _same_number(moments["step"], theirs["step"]):
+            return False
+        pairs += [(moments[key], theirs[key]) for key in ("exp_avg", "exp_avg_sq")]
+    return all(isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.dtype == y.dtype
+               and torch.equal(x, y) and torch.equal(torch.signbit(x), torch.signbit(y))  # 0.0, -0.0
+               for x, y in pairs)
+
+
+def _same_number(a, b):
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError, RuntimeError):  # not one number
+        return False
+
+
 def _close(pairs):
     """(elements that are not close, the worst difference, the name it is in) over ``pairs`` of
     (name, got, expected, scale), all compared at once: one step of the notebook's model has ~90

@@ -18,9 +18,10 @@ import torch
 
 from autograder.checks import assembly
 from autograder.checks.assembly import BOS, DECODED, tokens
+from autograder.checks.context import SHARED_MARK, fingerprint
 from autograder.checks.registry import check, fail
 from autograder.checks.steps import (compare_states, initial_state, loss_variants, reference_step,
-                                      state_movement, toy_batch)
+                                      same_state, state_movement, toy_batch)
 from autograder.checks.targets import GREEDY, TRAIN, transformer_arguments
 from autograder.checks.verdicts import HINT_GATE, computes, expect_present, fair_share
 from autograder.texts import bilingual
@@ -66,19 +67,34 @@ def step_batches(ctx, count, length=6):
     return [toy_batch(16, length, generator) for _ in range(count)]
 
 
-_FIRST_STEPS = {}  # (check id, arguments): the reference's first step from the shared reference state
-
-
 def first_reference_step(ctx, args, start, batch):
     """(loss, state after) of the reference's step from the shared reference model's state
     (``start``) on the check's first batch: the same for every submission, so computed once
-    per check and process (the check id fixes both the shared model and the batch)."""
-    key = (ctx.check.id, tuple(args), LR)
-    if key not in _FIRST_STEPS:
-        if len(_FIRST_STEPS) >= 64:
-            _FIRST_STEPS.clear()
-        _FIRST_STEPS[key] = reference_step(args, start, batch, LR)
-    return _FIRST_STEPS[key]
+    per check and process (``Context.once``, with autograd: it is a training step). The key
+    is the grader's alone: the check id fixes both the shared model and the batch."""
+    return ctx.once(("first reference step", ctx.check.id, tuple(args), LR),
+                    lambda: reference_step(args, start, batch, LR), autograd=True)
+
+
+def second_reference_step(ctx, args, start, batches, first):
+    """(loss, state after) of the reference's step from ``first`` (the state the student's first
+    step reached) on the second batch. Where that state is exactly the reference's own first
+    step's (``steps.same_state``: every path, dtype and value equal), the step is the same for
+    every such submission and is computed once per check and process; any other state is the
+    student's own and is stepped from as it is."""
+    reference_first = first_reference_step(ctx, args, start, batches[0])[1]
+    if not same_state(first, reference_first):
+        return reference_step(args, first, batches[1], LR)
+    return ctx.once(("second reference step", ctx.check.id, tuple(args), LR),
+                    lambda: reference_step(args, reference_first, batches[1], LR), autograd=True)
+
+
+def reference_movement(ctx, args, start, batch):
+    """How far the reference's first step moves the shared model: the grader's alone (the
+    check id fixes the model and the batch), so measured once per check and process."""
+    _, expected = first_reference_step(ctx, args, start, batch)
+    return ctx.once(("reference movement", ctx.check.id, tuple(args), LR),
+                    lambda: state_movement(start, expected))
 
 
 def train_run(ctx, steps):
@@ -106,8 +122,7 @@ def train_present(ctx):
 def train_sensitivity(ctx):
     def run():
         args, start, batches, losses, states = train_run(ctx, 1)
-        _, expected = first_reference_step(ctx, args, start, batches[0])
-        if not fair_share(state_movement(start, states[0]), state_movement(start, expected)):
+        if not fair_share(state_movement(start, states[0]), reference_movement(ctx, args, start, batches[0])):
             fail(bilingual("Parameter model (hampir) tidak berubah setelah train_step: langkah optimizer "
                            "tidak dijalankan atau gradiennya tidak sampai.",
                            "The model's parameters (almost) do not change after train_step: the optimizer "
@@ -145,7 +160,7 @@ def train_update(ctx):
     args, start, batches, losses, states = train_run(ctx, 2)
     for index, (before, after) in enumerate(zip([start, states[0]], states)):
         _, expected = (first_reference_step(ctx, args, start, batches[0]) if index == 0
-                       else reference_step(args, before, batches[index], LR))
+                       else second_reference_step(ctx, args, start, batches, before))
         problem = compare_states(after, expected, LR)
         if problem is None:
             continue
@@ -161,6 +176,21 @@ def train_update(ctx):
 
 
 # -- greedy_decode ------------------------------------------------------------------------------------
+def reference_decoding(ctx, model, source, max_len):
+    """The reference's greedy decoding of ``source`` by ``model``, the grader's own: the shared
+    reference Transformer, or a scripted model (no state but its vocabulary). The inputs are
+    seeded by the check, so it is decoded once per process; any other model as it is."""
+    def decode():
+        return ctx.reference.greedy_decode(model, source, BOS, max_len)
+    if type(model) in assembly.scripted_classes():
+        who = (type(model).__name__, model.vocab)
+    elif model.__dict__.get(SHARED_MARK, False):
+        who = model  # held by the key: its id is never reused
+    else:
+        return decode()
+    return ctx.once(("greedy decoding", who, fingerprint((source,)), BOS, max_len), decode)
+
+
 def decoded(ctx, model, src, max_len, bos=BOS, keep_bos=True):
     """greedy_decode's result; without ``keep_bos``, a leading BOS column (greedy.shape's
     finding) is dropped, so that the checks of the values do not charge it again."""
@@ -188,7 +218,7 @@ def greedy_sensitivity(ctx):
         outs = [ctx.call(GREEDY, model, s, BOS, 6) for s in (src, src2)]
         if not all(isinstance(o, torch.Tensor) and o.shape == (4, 6) for o in outs):
             return  # another form: greedy.shape names it
-        ref = [ctx.reference.greedy_decode(here, s, BOS, 6) for s in (src, src2)]
+        ref = [reference_decoding(ctx, here, s, 6) for s in (src, src2)]
         moved = (outs[0] != outs[1]).float().mean().item()
         if not fair_share(moved, (ref[0] != ref[1]).float().mean().item()):
             fail(bilingual("Hasil greedy_decode (hampir) tidak berubah ketika sumbernya diganti.",
@@ -223,7 +253,7 @@ def greedy_values(ctx):
     cases.append((scripted, here, tokens(ctx, 5, 4, 10), 9))
     for remote, local, source, max_len in cases:
         out = decoded(ctx, remote, source, max_len, keep_bos=False)
-        expected = ctx.reference.greedy_decode(local, source, BOS, max_len)
+        expected = reference_decoding(ctx, local, source, max_len)
         ctx.tensor(out, DECODED, shape=expected.shape)
         if not torch.equal(out.long(), expected):
             row = int((out.long() != expected).any(1).nonzero()[0, 0])
@@ -242,7 +272,7 @@ def greedy_last_position(ctx):
     model, here = given_scripted(ctx, causal=False)
     src = tokens(ctx, 5, 6, 10)
     out = decoded(ctx, model, src, 6, keep_bos=False)
-    expected = ctx.reference.greedy_decode(here, src, BOS, 6)
+    expected = reference_decoding(ctx, here, src, 6)
     ctx.tensor(out, DECODED, shape=expected.shape)
     if not torch.equal(out.long(), expected):
         fail(bilingual("Dengan model yang tidak kausal, hasilnya berbeda dari decoding acuan: setiap langkah "

@@ -135,8 +135,7 @@ def tf_sensitivity(ctx):
         if None in outs:
             return
         (out,), (out_s,), (out_t,) = outs
-        with torch.no_grad():
-            ref_out, ref_s, ref_t = (ref(s, t) for s, t in inputs)
+        ref_out, ref_s, ref_t = (ctx.reference_result(ref, s, t) for s, t in inputs)
         if _probabilities(out):  # a softmax too many is tf.wiring's bug: measure in log space
             out, out_s, out_t = (o.clamp_min(1e-30).log() for o in (out, out_s, out_t))
             ref_out, ref_s, ref_t = (r.log_softmax(-1) for r in (ref_out, ref_s, ref_t))
@@ -249,8 +248,7 @@ def tf_integration(ctx):
         kwargs = {} if prenorm else {"prenorm": False}
         obj, ref = ctx.with_own_sublayers(TRANSFORMER, *transformer_arguments(c), **kwargs)
         src, tgt = model_inputs(ctx, c)
-        with torch.no_grad():
-            ref_logits, ref_memory = ref(src, tgt), ref.encode(src)
+        ref_logits, ref_memory = ctx.reference_result(ref, src, tgt), ctx.reference_result(ref.encode, src)
         ctx.expect_close(ctx.call(obj, src, tgt), ref_logits, LOGITS)
         ctx.expect_close(ctx.call(obj.method("encode"), src), ref_memory, MEMORY)
 

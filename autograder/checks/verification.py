@@ -237,15 +237,21 @@ def _first_identical(messages):
     """For each message, the index of the first one identical to it (itself if none is). Only
     requests of one target and one seed can be identical: their content is compared."""
     first = list(range(len(messages)))
-    groups = {}
+    by_seed = {}
     for index, message in enumerate(messages):
-        key = (json.dumps(message.get("target"), sort_keys=True), message.get("seed"))
-        groups.setdefault(key, []).append(index)
-    for indices in groups.values():
-        if len(indices) > 1:
-            seen = {}
-            for index in indices:
-                first[index] = seen.setdefault(_fingerprint(messages[index]), index)
+        by_seed.setdefault(message.get("seed"), []).append(index)
+    # Seeds are nearly all distinct: the targets are written out only where a seed is shared.
+    for same_seed in by_seed.values():
+        if len(same_seed) < 2:
+            continue
+        groups = {}
+        for index in same_seed:
+            groups.setdefault(json.dumps(messages[index].get("target"), sort_keys=True), []).append(index)
+        for indices in groups.values():
+            if len(indices) > 1:
+                seen = {}
+                for index in indices:
+                    first[index] = seen.setdefault(_fingerprint(messages[index]), index)
     return first
 
 
