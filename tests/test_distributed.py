@@ -1,6 +1,6 @@
 """Grading on a Dask cluster: the same records as a local batch, and a killed worker loses
-no student. Each Dask worker process starts its own sandbox zygote; the records and reports
-are made by the client. ``RealCluster`` runs ``dask scheduler`` and ``dask worker`` as separate
+no student. Each Dask worker process starts its own sandbox zygote and renders its students'
+reports (as a local grading process does); the client writes them and the class files. ``RealCluster`` runs ``dask scheduler`` and ``dask worker`` as separate
 processes, as an instructor does."""
 
 import fcntl

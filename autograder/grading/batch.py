@@ -129,11 +129,11 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
 
         cluster = distributed.DaskGrading(scheduler, jobs, scheduler_timeout, plan=plan)
         sandbox = cluster.sandbox
+    tasks = [(s, {"fingerprint": e, "late": lateness.get(s.student)}) for s, e in todo]
     if cluster:
-        stream = cluster.grade_many([s for s, _ in todo], plan)
+        stream = cluster.grade_many(tasks, plan, similar_inputs)
     elif pool is not None and pool.size:
-        stream = pool.grade_many([(s, {"fingerprint": e, "late": lateness.get(s.student)}) for s, e in todo],
-                                 plan, _pool_fault(plan), similar_inputs)
+        stream = pool.grade_many(tasks, plan, _pool_fault(plan), similar_inputs)
     else:
         if todo:
             # While the zygote is still starting (it imports torch, seconds), this process would

@@ -5,8 +5,9 @@ starts its own sandbox zygote once (``SandboxPlugin``: kept for the process's li
 number of batches and clients come; a LocalCluster's workers, forked from the grader, use the
 grader's zygote instead: ``forked_local_cluster``), receives one submission's bytes and the
 plan, grades it exactly as ``grading.grade`` does in a local thread (the student's code runs
-only in the sandboxed workers it forks) and returns the ``StudentResult`` as JSON. The client
-(``batch.run``) keeps the rest: resume fingerprints, the records it writes, every report.
+only in the sandboxed workers it forks), renders its reports as a local grading process does
+(``finish``) and returns them. The client (``batch.run``) keeps the rest: resume fingerprints,
+writing the files, the class files.
 
 A worker that dies (killed, out of memory, its machine gone) loses no student: the scheduler
 gives its tasks to another worker (``distributed.scheduler.allowed-failures`` times), and a
@@ -33,6 +34,7 @@ import time
 from pathlib import Path
 
 from autograder.grading import resume
+from autograder.grading.finish import Finished
 from autograder.grading.grader import grade, grader_fault
 from autograder.loading import Submission
 from autograder.records import Outcome, StudentResult
@@ -221,8 +223,12 @@ def _slot():
         return _slots[me]
 
 
-def grade_remote(student, assignment, name, data, problem, plan, kit):
-    """Runs in a Dask worker: grade one submission given as bytes; returns (record JSON, isolation)."""
+def grade_remote(student, assignment, name, data, problem, plan, kit, changes=None, similar_inputs=None):
+    """Runs in a Dask worker: grade one submission given as bytes, then finish its record as a
+    grading process of a local batch does (``finish.finish``: its reports rendered, its slim
+    record, its similarity code), so that the client only writes files; returns (``Finished``,
+    isolation). ``changes``: what the client sets on the record (the instructor's ``source``
+    path, the resume fingerprint, the lateness); ``similar_inputs``: as ``finish`` takes them."""
     if resume.kit_digest() != kit:
         raise KitMismatch(f"this worker ({os.uname().nodename}, pid {os.getpid()}) runs another "
                           "version of the kit than the client; install the same kit on every worker")
@@ -248,9 +254,10 @@ def grade_remote(student, assignment, name, data, problem, plan, kit):
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
+    from autograder.grading import finish
     from autograder.sandbox.process import sandbox_description
 
-    return result.dumps(), sandbox_description()
+    return finish.finish(result.with_changes(**(changes or {})), plan, similar_inputs), sandbox_description()
 
 
 class DaskGrading:
@@ -294,12 +301,15 @@ class DaskGrading:
                 f"warning: Dask worker {worker} ({event.get('host')}) cannot start the sandbox and "
                 f"grades nothing: {event.get('reason')}")[lang], file=sys.stderr, flush=True)
 
-    def grade_many(self, submissions, plan):
-        """Yield each submission's record as its task finishes (completion order)."""
+    def grade_many(self, tasks, plan, similar_inputs=None):
+        """Yield each submission's ``finish.Finished`` as its task finishes (completion order),
+        like ``pool.GradingPool.grade_many``: ``tasks`` are (submission, changes to its record:
+        fingerprint, late). A submission graded here instead (its file unreadable) or whose task
+        failed yields its record (the client finishes it)."""
         kit = resume.kit_digest()
         self.tell_broken_workers(plan.language)
         futures = {}
-        for submission in submissions:
+        for submission, changes in tasks:
             data, problem = None, submission.problem
             if submission.path is not None:
                 try:
@@ -307,29 +317,33 @@ class DaskGrading:
                 except OSError:  # what loader.load says about it, graded here: no student code runs
                     yield self._local(submission, plan)
                     continue
+            # The worker grades a copy: the record names the instructor's file.
+            changes = {**changes, "source": str(submission.path) if submission.path else None}
             future = self.client.submit(
                 grade_remote, submission.student, submission.assignment,
                 Path(submission.path).name if submission.path else None, data, problem, plan, kit,
-                pure=False, retries=1, resources={RESOURCE: 1}, key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
-            futures[future] = submission
+                changes, similar_inputs, pure=False, retries=1, resources={RESOURCE: 1},
+                key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
+            futures[future] = submission, changes
         try:
             for future, reason in self._as_finished(futures, plan):
-                submission = futures[future]
+                submission, changes = futures[future]
                 if reason is not None:  # it never ran, or never finished: no record came back
                     message, detail = reason
                     print(f"grader error on {submission.student}: {detail}", file=sys.stderr)
-                    result = not_run(submission, plan, message)
-                else:
-                    try:
-                        text, isolation = future.result()
-                        result = StudentResult.loads(text)
-                        self.modes.append(isolation)
-                    except Exception as error:  # KilledWorker after the retries, KitMismatch, ...
-                        print(f"grader error on {submission.student}: its Dask task failed: "
-                              f"{type(error).__name__}: {error}", file=sys.stderr)
-                        result = grader_fault(submission, plan)
-                # The worker graded a copy: the record names the instructor's file.
-                yield result.with_changes(source=str(submission.path) if submission.path else None)
+                    yield not_run(submission, plan, message)
+                    continue
+                try:
+                    finished, isolation = future.result()
+                    if not isinstance(finished, Finished) or finished.student != submission.student:
+                        raise TypeError(f"the task answered {type(finished).__name__} for another student")
+                    self.modes.append(isolation)
+                except Exception as error:  # KilledWorker after the retries, KitMismatch, ...
+                    print(f"grader error on {submission.student}: its Dask task failed: "
+                          f"{type(error).__name__}: {error}", file=sys.stderr)
+                    yield grader_fault(submission, plan)
+                    continue
+                yield finished
         finally:
             for future in futures:
                 future.cancel()
