@@ -312,6 +312,8 @@ def test_killing_the_grader_kills_its_sandbox(tmp_path, classmates):
         assert len(before) >= 2  # the worker and the sleeper at least
         grading = _children(grader.pid) - {zygote}
         assert len(grading) == (2 if classmates else 0)  # --jobs 2, if there are two to grade
+        scratch = _held_scratch_folders(grader.pid)
+        assert len(scratch) == 1, scratch
     finally:
         grader.send_signal(signal.SIGKILL)
         grader.wait()
@@ -325,6 +327,27 @@ def test_killing_the_grader_kills_its_sandbox(tmp_path, classmates):
     assert left == {}, f"still running after the grader was killed: {left}"
     assert not _running(zygote), "the zygote outlived its grader"
     assert not any(map(_running, grading)), "a grading process outlived its grader"
+    # A killed grader cleans nothing up: its scratch folder goes when the next grader starts.
+    assert scratch[0].is_dir()
+    from autograder.sandbox import launch
+
+    launch.remove_private_folder(launch.private_folder(launch.SCRATCH_PREFIX))
+    assert not scratch[0].exists(), "the next grader left the killed one's scratch folder"
+
+
+def _held_scratch_folders(pid):
+    """The sandbox scratch folders process ``pid`` holds open (and locked)."""
+    from autograder.sandbox import launch
+
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = Path(os.readlink(fd))
+        except OSError:
+            continue
+        if target.name.startswith(launch.SCRATCH_PREFIX):
+            found.append(target)
+    return found
 
 
 def _children(pid):

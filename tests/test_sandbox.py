@@ -806,3 +806,52 @@ def test_without_the_filter_the_run_says_it_is_degraded(tmp_path):
     assert "no-seccomp" in sandbox.split(" (")[0] and "degraded" in sandbox, sandbox
     assert "degraded" in (out / "report.json").read_text() and "no-seccomp" in (out / "report.html").read_text()
     assert "WITHOUT the system-call filter" in done.stderr
+
+
+def test_a_killed_graders_folders_go_with_the_next_start_a_living_ones_stay():
+    """The scratch and spool folders (the spool holds copies of submissions) are locked by
+    their grader for its life: a grader killed with SIGKILL (no clean-up runs) leaves them,
+    and the next ``private_folder`` of that kind removes them; a living grader's are kept,
+    and so is what a forked child of it still holds."""
+    import subprocess
+    import sys
+
+    from autograder.sandbox import launch
+
+    holder = ("import os, sys, time\n"
+              "from autograder.sandbox import launch\n"
+              "folder = launch.private_folder(sys.argv[1])\n"
+              "(folder / 'attention.ipynb').write_text('a copy of a submission')\n"
+              "if sys.argv[2] == 'fork' and os.fork():\n"
+              "    os._exit(0)  # the parent goes; its forked child holds the folder\n"
+              "print(folder, flush=True)\n"
+              "time.sleep(600)\n")
+    holders = {}
+    try:
+        for prefix in (launch.SCRATCH_PREFIX, launch.SPOOL_PREFIX):
+            for how in ("killed", "living", "fork"):
+                process = subprocess.Popen([sys.executable, "-c", holder, prefix, how], stdout=subprocess.PIPE,
+                                           text=True, start_new_session=True)
+                holders[prefix, how] = process, Path(process.stdout.readline().strip())
+                assert (holders[prefix, how][1] / "attention.ipynb").is_file()
+        for prefix in (launch.SCRATCH_PREFIX, launch.SPOOL_PREFIX):
+            holders[prefix, "killed"][0].kill()
+            holders[prefix, "killed"][0].wait()
+            assert holders[prefix, "killed"][1].is_dir()  # SIGKILL: nothing cleaned up
+            mine = launch.private_folder(prefix)
+            try:
+                assert not holders[prefix, "killed"][1].exists()
+                assert (holders[prefix, "living"][1] / "attention.ipynb").is_file()
+                assert (holders[prefix, "fork"][1] / "attention.ipynb").is_file()
+                assert mine.is_dir() and mine.name.startswith(prefix) and mine.stat().st_mode & 0o777 == 0o700
+            finally:
+                launch.remove_private_folder(mine)
+            assert not mine.exists()
+    finally:
+        for process, folder in holders.values():
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the forked child too
+            except ProcessLookupError:
+                pass  # the killed one
+            process.wait()
+            shutil.rmtree(folder, ignore_errors=True)

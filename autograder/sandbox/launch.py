@@ -83,6 +83,57 @@ def install_traces():
     return sorted(found)
 
 
+SCRATCH_PREFIX, SPOOL_PREFIX = "autograder-scratch-", "autograder-spool-"
+_held_folders = {}  # path -> the descriptor whose lock says its owner lives (``private_folder``)
+
+
+def private_folder(prefix):
+    """A new folder of this process in the temporary folder, named ``prefix...``, locked
+    (``flock`` on the folder itself) for as long as this process, or a process it forked
+    without exec (grading processes, Dask workers), lives. First it removes the folders of that
+    prefix whose owners are gone (``sweep_abandoned``): a grader that was killed (SIGKILL, out
+    of memory) runs no clean-up, and its folders may hold copies of submissions. Remove it
+    with ``remove_private_folder``."""
+    sweep_abandoned(prefix)
+    # Made under another name and locked before it takes its own: a sweep running meanwhile
+    # in another grader never sees it unlocked.
+    staging = Path(tempfile.mkdtemp(prefix=".autograder-new-"))
+    handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    folder = staging.with_name(prefix + staging.name.rsplit("-", 1)[-1])
+    os.rename(staging, folder)
+    _held_folders[str(folder)] = handle
+    return folder
+
+
+def remove_private_folder(folder):
+    """Remove a folder of ``private_folder`` and release its lock."""
+    shutil.rmtree(folder, ignore_errors=True)
+    handle = _held_folders.pop(str(folder), None)
+    if handle is not None:
+        os.close(handle)
+
+
+def sweep_abandoned(prefix):
+    """Remove this user's folders ``prefix...`` in the temporary folder that no living process
+    holds locked (their grader was killed, or predates the locks)."""
+    for path in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        try:
+            handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # not a folder, a link, gone meanwhile
+        try:
+            if os.fstat(handle).st_uid != os.getuid():
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its owner lives
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(handle)
+
+
 def claim_uid_block():
     """A block of unprivileged uids no other grader run on this machine uses (RLIMIT_NPROC
     counts per uid, and clean-up kills by uid): held with a lock file for the process's life."""
@@ -103,7 +154,7 @@ class Launch:
 
     def __init__(self, hide=()):
         self.uid_base, self.uid_lock = claim_uid_block()
-        self.scratch_root = Path(tempfile.mkdtemp(prefix="autograder-scratch-"))
+        self.scratch_root = private_folder(SCRATCH_PREFIX)
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.hidden = frozenset(str(p) for p in hide)  # beside the kit's own paths
         settings = {"namespaces": True, "uid_base": self.uid_base, "uid_block": UID_BLOCK,
@@ -143,9 +194,8 @@ def spool_root():
     global _spool_root
     with _early_lock:
         if _spool_root is None:
-            _spool_root = tempfile.mkdtemp(prefix="autograder-spool-")
-            os.chmod(_spool_root, 0o700)
-            atexit.register(shutil.rmtree, _spool_root, True)
+            _spool_root = str(private_folder(SPOOL_PREFIX))  # mkdtemp's: mode 0700
+            atexit.register(remove_private_folder, _spool_root)
         return _spool_root
 
 

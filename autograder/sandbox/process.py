@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from autograder.sandbox import wire
 from autograder.sandbox import launch as launch_module
-from autograder.sandbox.launch import Launch, take_early
+from autograder.sandbox.launch import Launch, remove_private_folder, take_early
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 OUTPUT_TAIL_BYTES = 8 * 1024
@@ -177,7 +177,7 @@ def _end_zygote(control, process, scratch_root, uid_lock):
                 break
             except subprocess.TimeoutExpired:
                 continue
-        shutil.rmtree(scratch_root, ignore_errors=True)
+        remove_private_folder(scratch_root)
         uid_lock.close()
 
 
@@ -258,7 +258,7 @@ def _end_launch(launch, close=True):
     if close:
         launch.process.wait()
         launch.control.close()
-        shutil.rmtree(launch.scratch_root, ignore_errors=True)
+        remove_private_folder(launch.scratch_root)
         launch.uid_lock.close()
 
 
