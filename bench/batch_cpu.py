@@ -6,7 +6,8 @@
     .venv/bin/python bench/batch_cpu.py --kit /tmp/old-checkout  # another commit's kit, to compare
 
 Each kind's CPU is split into what it spent before the batch started grading (imports, the
-zygote's start: fixed) and what it spent after, per submission. The command runs in a
+zygote's start up to its "ready", however late that comes: fixed) and what it spent after,
+per submission. The command runs in a
 wrapper process (the real CLI, in-process) that reads, from /proc, the
 CPU time (user + system) of:
 
@@ -89,6 +90,18 @@ def zygote_pid():
     return owned.pid if owned is not None else None
 
 
+zygote_init = process.Zygote.__init__
+
+
+def measured_ready(self, *args, **kwargs):
+    """The zygote's start (torch imported, warmed up, its isolation probed) is fixed cost:
+    read its CPU as it says it is ready. At ``batch.run`` it may still be starting (the CLI
+    starts it first thing), and that time is not the submissions'."""
+    zygote_init(self, *args, **kwargs)
+    if self.process is not None:
+        print("READY zygote", times(self.process.pid)[0], file=sys.stderr, flush=True)
+
+
 batch_run = batch.run
 
 
@@ -104,6 +117,7 @@ def measured_run(*args, **kwargs):
 batch.run = measured_run
 pool.GradingPool.close = measured_close
 process._end_zygote = measured_end
+process.Zygote.__init__ = measured_ready
 process.WorkerConnection.close = measured_worker_close
 try:
     status = main(sys.argv[1:])
@@ -139,8 +153,8 @@ def run(folder, n, assignment, jobs, out, kit=ROOT):
     cpu, start = dict.fromkeys((*KINDS, "gone"), 0.0), dict.fromkeys(KINDS, 0.0)
     for kind, seconds in re.findall(r"^CPU (\w+) ([\d.]+)$", done.stderr, re.M):
         cpu[kind] += float(seconds)
-    for kind, seconds in re.findall(r"^START (\w+) ([\d.]+)$", done.stderr, re.M):
-        start[kind] = float(seconds)
+    for kind, seconds in re.findall(r"^(?:START|READY) (\w+) ([\d.]+)$", done.stderr, re.M):
+        start[kind] = max(start[kind], float(seconds))
     graded = len(re.findall(r"^\[\d+/\d+\] ", done.stderr, re.M)) or n
     return wall, cpu, start, graded, len(re.findall(r"^CPU workers ", done.stderr, re.M))
 
