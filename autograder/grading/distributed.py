@@ -207,14 +207,15 @@ def forked_local_cluster(workers, plan=None, **options):
         # the dashboard, which a LocalCluster of ours does not show): ~30 ms of CPU a submission.
         # The other monitors wake every process's event loop for the dashboard and diagnostics
         # too (the loop's own tick every 20 ms, memory every 100 ms, the system every 500 ms),
-        # on the cores the grading runs on: ~9 % of the batch's CPU at 40 submissions. Work
-        # stealing balances unequal workers; ours are equal and take queued tasks as they free.
+        # on the cores the grading runs on: ~9 % of the batch's CPU at 40 submissions. (Work
+        # stealing stays on: tasks that need a resource are assigned to workers when they are
+        # submitted rather than queued on the scheduler, and stealing is what rebalances them
+        # if one worker falls behind.)
         with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
                               "distributed.worker.profile.enabled": False,
                               "distributed.admin.tick.interval": "1s",
                               "distributed.worker.memory.monitor-interval": "1s",
-                              "distributed.admin.system-monitor.interval": "2s",
-                              "distributed.scheduler.work-stealing": False}):
+                              "distributed.admin.system-monitor.interval": "2s"}):
             return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, **options)
     finally:
         for attachment in _handed.values():  # the grader's copies; each worker holds its own
