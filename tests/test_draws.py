@@ -47,7 +47,7 @@ def test_kept_draws_are_the_live_generators_numbers():
     check = "test.draws"
     same(drawn(check, A), live(check, A))  # all drawn live, kept
     same(drawn(check, A), live(check, A))  # all kept
-    assert sum(1 for key in draws._KEPT if key[1] == check) == len(A)
+    assert sum(1 for key in draws._KEPT.snapshot() if key[1] == check) == len(A)
     # kept ones, then a new one (from the state the kept ones left), then more new ones
     branch = A[:2] + [("randint", 7, torch.Size([2, 2])), ("randn", (3,), torch.float32, 1.0)] + A[2:]
     same(drawn(check, branch), live(check, branch))
@@ -64,7 +64,7 @@ def test_a_draw_that_cannot_be_keyed_is_drawn_live_with_all_after_it():
     same(drawn(check, A), live(check, A))
     same(drawn(check, odd), live(check, odd))
     same(drawn(check, odd), live(check, odd))
-    assert sum(1 for key in draws._KEPT if key[1] == check) == len(A)  # nothing after it kept
+    assert sum(1 for key in draws._KEPT.snapshot() if key[1] == check) == len(A)  # nothing after it kept
 
 
 def test_what_is_handed_out_is_a_copy():
@@ -73,3 +73,14 @@ def test_what_is_handed_out_is_a_copy():
         for values in drawn("test.copy", A):
             values.zero_()
     same(drawn("test.copy", A), live("test.copy", A))
+
+
+def test_a_process_cache_keeps_the_first_value_and_starts_over_when_full():
+    from autograder.checks.process_cache import ProcessCache
+
+    cache = ProcessCache(limit=2)
+    assert cache.keep("a", 1) == 1 and cache.keep("a", 2) == 1  # the first one kept wins
+    cache.keep("b", 3)
+    assert cache.snapshot() == {"a": 1, "b": 3}
+    assert cache.keep("c", 4) == 4  # full: it starts over
+    assert cache.snapshot() == {"c": 4} and cache.get("a") is None

@@ -12,6 +12,7 @@ from autograder.sandbox.session import Session
 
 autograder.checks.load()  # the check modules in their order (sizes.py needs the others first)
 from autograder.checks import search, sizes  # noqa: E402
+from autograder.checks.process_cache import ProcessCache  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -72,9 +73,9 @@ def test_the_warm_up_leaves_no_hypothesis_search_for_a_grading_process(monkeypat
     check's generated configurations are found there, once, so that grading a submission
     afterwards searches with Hypothesis only to shrink a failure; it asks no worker anything."""
     plan = plans.load("attention")
-    monkeypatch.setattr(search, "_GENERATED", {})
+    monkeypatch.setattr(search, "_GENERATED", ProcessCache())
     grader.warm_up(plan)
-    assert {key[0] for key in search._GENERATED} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
+    assert {key[0] for key in search._GENERATED.snapshot()} == {c.id for c in plan.checks if c.id.endswith(".sizes")}
 
     def no_search(self, *args, **kwargs):
         raise AssertionError("Hypothesis searched again while grading")
@@ -94,7 +95,7 @@ def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
     from hypothesis.internal.conjecture import junkdrawer
 
     monkeypatch.setattr(junkdrawer, "_gc_initialized", False)  # as in a process's first run
-    monkeypatch.setattr(search, "_GENERATED", {})
+    monkeypatch.setattr(search, "_GENERATED", ProcessCache())
     before = list(gc.callbacks)
     grader.warm_up(plans.load("attention"))
     grader.warm_up(plans.load("encoder"))

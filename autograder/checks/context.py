@@ -12,7 +12,6 @@ results (``Records``, ``Call.arguments``, ``blocked``, ``layer_norm``).
 """
 
 import hashlib
-import threading
 import types
 import zlib
 
@@ -20,6 +19,7 @@ import torch
 
 from autograder.checks import targets
 from autograder.checks.draws import Draws
+from autograder.checks.process_cache import ProcessCache
 from autograder.checks.recorded import Call, Records
 from autograder.checks.verification import SELF, Recorded
 from autograder.checks.verdicts import expect_float64_precision
@@ -31,10 +31,8 @@ from autograder.sandbox.wire import Opaque, RemoteTensor
 from autograder.texts import bilingual
 
 
-_SHARED_REFERENCES = {}  # see Context._shared_reference
-_SHARED_LOCK = threading.Lock()
-_REFERENCE_RESULTS = {}  # see Context.reference_result
-MAX_REFERENCE_RESULTS = 2048
+_SHARED_REFERENCES = ProcessCache(limit=4096)  # see Context._shared_entry
+_REFERENCE_RESULTS = ProcessCache(limit=2048)  # see Context.once
 SHARED_MARK = "_autograder_shared_reference"
 
 
@@ -113,32 +111,22 @@ class Context:
         numbers, ``fingerprint`` of the inputs), nothing of the submission's. ``copy=False``:
         the very tensors kept, for a caller that only reads them. ``autograd``: ``make`` runs
         with autograd on (a reference training step needs gradients)."""
-        with _SHARED_LOCK:
-            found = _REFERENCE_RESULTS.get(key)
+        found = _REFERENCE_RESULTS.get(key)
         if found is None:
             with torch.set_grad_enabled(autograd):
-                found = make()
-            with _SHARED_LOCK:
-                if len(_REFERENCE_RESULTS) >= MAX_REFERENCE_RESULTS:
-                    _REFERENCE_RESULTS.clear()
-                found = _REFERENCE_RESULTS.setdefault(key, found)
+                found = _REFERENCE_RESULTS.keep(key, make())
         return _copied(found) if copy else found
 
     def _shared_entry(self, name, args, kwargs, dtype):
         """(shared reference module, its parameters encoded for the wire)."""
         key = (self.check.id, name, repr(args), repr(sorted(kwargs.items())), dtype)
-        with _SHARED_LOCK:
-            entry = _SHARED_REFERENCES.get(key)
+        entry = _SHARED_REFERENCES.get(key)
         if entry is None:
             module = self.reference_instance(name, *args, **kwargs)
             if dtype == "float64":
                 module = module.double()
             module.__dict__[SHARED_MARK] = True  # ``reference_result`` may keep its results
-            entry = (module, EncodedValues.of(dict(module.named_parameters())))
-            with _SHARED_LOCK:
-                if len(_SHARED_REFERENCES) >= 4096:
-                    _SHARED_REFERENCES.clear()
-                entry = _SHARED_REFERENCES.setdefault(key, entry)
+            entry = _SHARED_REFERENCES.keep(key, (module, EncodedValues.of(dict(module.named_parameters()))))
         return entry
 
     # -- the student's objects, in the worker ------------------------------------

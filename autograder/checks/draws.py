@@ -10,14 +10,15 @@ hence another key. Where the generator is needed again (a draw not kept yet), it
 state the kept draws left it in, so that every number is the one a live generator would give.
 """
 
-import threading
 import zlib
 
 import torch
 
-_KEPT = {}  # (check id, draw, draw, ...) -> (values, generator state after it)
-_LOCK = threading.Lock()
-MAX_KEPT = 8192  # a check draws at most ~100 per submission; a plan has ~40 checks
+from autograder.checks.process_cache import ProcessCache
+
+# (check id, draw, draw, ...) -> (values, generator state after it); a check draws at most
+# ~100 per submission, and a plan has ~40 checks
+_KEPT = ProcessCache(limit=8192)
 
 
 class Draws:
@@ -50,18 +51,14 @@ class Draws:
             self._history = None  # what follows depends on a draw the key cannot name
         if self._history is not None:
             self._history += (spec,)
-            with _LOCK:
-                found = _KEPT.get(self._history)
+            found = _KEPT.get(self._history)
             if found is not None:
                 values, self._state = found
                 return values.clone()
         generator = self._live()
         values = draw(generator)
         if self._history is not None:
-            with _LOCK:
-                if len(_KEPT) >= MAX_KEPT:
-                    _KEPT.clear()
-                _KEPT.setdefault(self._history, (values.clone(), generator.get_state()))
+            _KEPT.keep(self._history, (values.clone(), generator.get_state()))
         return values
 
     def _live(self):

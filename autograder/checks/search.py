@@ -10,13 +10,13 @@ edge, in any role (``clear``, ``edges``), so none can appear in a message.
 
 import gc
 import json
-import threading
 import zlib
 from dataclasses import dataclass, fields
 from typing import Callable
 
 import torch
 
+from autograder.checks.process_cache import ProcessCache
 from autograder.checks.registry import CheckFailed, fail
 from autograder.config import Sizes
 from autograder.loading import AST_LOCK
@@ -27,8 +27,7 @@ REQUEST_BUDGET_FAILING = 45  # requests a failing check may spend on shrinking
 # thread-safe in CPython 3.11 (see loading.AST_LOCK): one search at a time, no parse beside it.
 _HYPOTHESIS = AST_LOCK
 CALLS_PER_REQUEST = 16
-_GENERATED = {}  # (check, seed, ...) -> the configurations Hypothesis generates when all pass
-_GENERATED_LOCK = threading.Lock()
+_GENERATED = ProcessCache()  # (check, seed, ...) -> the configurations Hypothesis generates when all pass
 
 
 def _raised(error):
@@ -122,8 +121,7 @@ class Search:
         submission (the seed is the course's), so found once per process and check."""
         key = (getattr(self.ctx.check, "id", None), seed, examples, tuple(self.fields),
                tuple(sorted(hidden_numbers(self.ctx))))  # not repr(strategy): it parses lambdas
-        with _GENERATED_LOCK:
-            found = _GENERATED.get(key)
+        found = _GENERATED.get(key)
         if found is None:
             found = []
 
@@ -132,8 +130,7 @@ class Search:
                     found.append(dict(config))
             with _HYPOTHESIS:
                 self._hypothesis(strategy, seed, examples, collect)()
-            with _GENERATED_LOCK:
-                found = _GENERATED.setdefault(key, found)
+            found = _GENERATED.keep(key, found)
         return [dict(c) for c in found]
 
     def _together(self, configs):
