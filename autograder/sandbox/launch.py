@@ -97,13 +97,20 @@ def private_folder(prefix):
     sweep_abandoned(prefix)
     # Made under another name and locked before it takes its own: a sweep running meanwhile
     # in another grader never sees it unlocked.
-    staging = Path(tempfile.mkdtemp(prefix=".autograder-new-"))
-    handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    folder = staging.with_name(prefix + staging.name.rsplit("-", 1)[-1])
-    os.rename(staging, folder)
-    _held_folders[str(folder)] = handle
-    return folder
+    while True:
+        staging = Path(tempfile.mkdtemp(prefix=".autograder-new-"))
+        handle = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        folder = staging.with_name(prefix + staging.name.rsplit("-", 1)[-1])
+        if not os.path.lexists(folder):  # rename() would replace an empty folder of that name
+            try:
+                os.rename(staging, folder)
+                _held_folders[str(folder)] = handle
+                return folder
+            except OSError:
+                pass
+        os.close(handle)
+        os.rmdir(staging)
 
 
 def remove_private_folder(folder):
