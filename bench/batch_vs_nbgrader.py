@@ -9,7 +9,8 @@ an endless loop), graded by **plain nbgrader** (a temp course whose hidden cells
 asserts from plain_asserts.py instead of the kit's ``grade_target`` calls, no self-check cell,
 nbgrader's default preprocessors and cell timeout; checked to be sane: correct notebooks get full
 marks, with ``--mix`` the others lose points) and by **the kit** (``autograder grade --jobs J``, the real CLI),
-both timed from process start, plus the kit's in-process floor and the checks alone (no sandbox:
+both timed from process start, plus the kit's floor (its grading processes, already started:
+floor.py) and the checks alone (no sandbox:
 the bound below which no work on the sandbox, the wire or start-up can go). bench/README.md has
 the details.
 """
@@ -165,22 +166,14 @@ def write_submissions(course, assignment, mix):
         (folder / f"{assignment}.ipynb").write_text(json.dumps(notebook))
 
 
-def floor_seconds(course, assignment, jobs):
-    """All submissions graded in this process: torch imported, zygote warm, no reports."""
-    from without_training import patch
-    from autograder import loading, plan as plans
-
-    patch()
-    from autograder.grading import batch
-    from autograder.sandbox.process import shared_zygote
-
-    plan = plans.load(assignment)
-    found = loading.discover([course / "submitted"], assignment, plan.notebook)
-    shared_zygote()
-    list(batch.grade_many(found[:2], plan, jobs))  # warm caches
-    started = time.monotonic()
-    results = list(batch.grade_many(found, plan, jobs))
-    return time.monotonic() - started, len(results)
+def floor_seconds(course, assignment, jobs, env):
+    """(seconds, graded): every submission graded by an ``autograder grade`` that has already
+    started (bench/floor.py, in a process of its own: the same grading processes as
+    ``--jobs``, each past its first submission, torch imported, the zygote ready)."""
+    done = must([sys.executable, str(Path(__file__).parent / "floor.py"), assignment, str(course / "submitted"),
+                 "--jobs", str(jobs)], ROOT, env, "bench/floor.py")
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return found["seconds"], found["graded"]
 
 
 def checks_alone_ms(course, assignment, mix, env, sample=10):
@@ -261,7 +254,7 @@ def bench_assignment(assignment, args, workdir, env, timeout):
         missed = missed or score_problems(kit_scores(done.stdout), mix)
     kit = statistics.median(times)
     kit_loop = kit_loop_seconds(out, loop_student) if loop_student else None
-    floor, graded = floor_seconds(kit_course, assignment, args.jobs)
+    floor, graded = floor_seconds(kit_course, assignment, args.jobs, kit_env)
     alone_ms = checks_alone_ms(kit_course, assignment, mix, kit_env)
     alone = args.n * alone_ms / 1000 / CORES
     line.update(kit=kit, floor=floor, alone=alone)

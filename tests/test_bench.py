@@ -1,5 +1,6 @@
 """bench/checks_alone.py, the benchmark's lower bound, grades like the kit: the reference's own
-notebook gets full marks with the worker in the benchmark's process, and the time is real."""
+notebook gets full marks with the worker in the benchmark's process, and the time is real; and
+the other helpers of the benchmark (the floor, the scale run, the bytecode, the baseline)."""
 
 import json
 import subprocess
@@ -35,6 +36,24 @@ def test_checks_alone_refuses_a_notebook_that_is_not_correct(tmp_path):
                            str(path), "--repeat", "1"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "not graded as correct" in done.stderr
+
+
+def test_the_floor_grades_with_grading_processes_and_refuses_a_submission_short_of_full_marks(tmp_path):
+    """bench/floor.py times an already started grader's grading processes; a notebook that does
+    not get full marks (here, the scaling left out) makes it exit with that student's score."""
+    notebook = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
+    for student in ("s1", "s2"):
+        (tmp_path / student / "attention").mkdir(parents=True)
+        (tmp_path / student / "attention" / "attention.ipynb").write_text(notebook.read_text())
+    command = [sys.executable, str(ROOT / "bench" / "floor.py"), "attention", str(tmp_path), "--jobs", "2"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["graded"] == 2 and found["seconds"] > 0
+    broken = tmp_path / "s2" / "attention" / "attention.ipynb"
+    broken.write_text(broken.read_text().replace("math.sqrt(d_k)", "1.0"))
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "s2 " in done.stderr and "s1 " not in done.stderr
 
 
 def test_the_scale_run_reads_the_slope_and_the_memory_of_each_quarter():
