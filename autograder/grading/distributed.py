@@ -333,10 +333,10 @@ class DaskGrading:
                 Path(submission.path).name if submission.path else None, data, problem, plan, kit,
                 changes, similar_inputs, pure=False, retries=1, resources={RESOURCE: 1},
                 key=f"grade-{report_key(submission.student)}-{os.urandom(4).hex()}")
-            futures[future] = submission, changes
+            futures[future] = submission
         try:
             for future, reason in self._as_finished(futures, plan):
-                submission, changes = futures[future]
+                submission = futures[future]
                 if reason is not None:  # it never ran, or never finished: no record came back
                     message, detail = reason
                     print(f"grader error on {submission.student}: {detail}", file=sys.stderr)
