@@ -85,9 +85,9 @@ class Meter:
         def measured_drop(session):
             if session.worker is not None:
                 try:
-                    pid = session.worker.pid
-                    meter.workers.append(int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6)
-                    meter.faults.append(int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7]))
+                    cpu, faults = _worker_cpu_ms_and_faults(session.worker.pid)
+                    meter.workers.append(cpu)
+                    meter.faults.append(faults)
                 except (OSError, ValueError, IndexError):
                     pass
             drop(session)
