@@ -47,6 +47,9 @@ NAMED_OR_LOCALIZED = {
     "attention/mutants/loc_mask_times_inf.py": ("mask * float",),
     "attention/mutants/loc_scale_after_softmax.py": ("scores = q @ k", "masked_fill", "softmax(dim=-1) /"),
     "attention/mutants/loc_heads_merged_dk_major.py": ("permute(0, 2, 3, 1)",),
+    # split by a plain view: the values are all there, in the projection's order, cut across heads
+    "attention/mutants/loc_value_heads_plain_reshape.py": ("self.wv(v).reshape(batch, self.n_heads",),
+    "attention/mutants/loc_query_heads_plain_view.py": ("self.wq(q).view(B, H, Tq, dk)",),
     "encoder/mutants/loc_ffn_residual_half.py": ("0.5 * self.ffn",),
     "encoder/mutants/loc_preln_output_normalised.py": ("self.ln2(h + self.ffn(self.ln2(h)))",),
     "encoder/mutants/loc_ln1_affine_ignored.py": ("F.layer_norm(x + a",),
@@ -193,6 +196,27 @@ def test_values_in_another_arrangement_name_the_step_and_its_line():
     entries = _entries(heads.float(), wrong.float(), (wrong * 2).float())
     found = localization.locate(steps, (wrong * 2).float(), entries)
     assert (found.step.name, found.after, found.line) == ("merged", ["heads"], 11)
+
+
+@pytest.mark.parametrize("t", [5, 6, 7, 8, 12])
+def test_a_head_split_that_cuts_across_positions_is_no_layout_of_the_heads(t):
+    """The layouts correct code makes hold the heads (B, H, T, d_k); a plain view of the
+    projection as (B, H, T, d_k) holds the same values, in the projection's order, and is not
+    one (T = H aside, where it cannot be told from a transpose)."""
+    b, h, d_k = 2, 4, 3
+    projection = torch.randn(b, t, h * d_k, dtype=torch.float64)
+    heads = projection.view(b, t, h, d_k).transpose(1, 2)
+
+    def same(value):
+        return localization._same_layout(heads, localization._canonical(value).flatten(), tuple(value.shape))
+
+    for right in (projection, projection.view(b, t, h, d_k), heads.contiguous(), heads.reshape(b * h, t, d_k),
+                  heads.transpose(-1, -2).contiguous(), projection.reshape(b, t * h, d_k), projection.flatten(),
+                  heads.contiguous().view(b, h, t * d_k)):
+        assert same(right), tuple(right.shape)
+    assert not same(projection.view(b, h, t, d_k))  # split without the transpose
+    assert not same(heads.contiguous().view(b, t, h * d_k))  # merged without the transpose
+    assert not same(heads.flip(2))  # positions reversed
 
 
 def test_nothing_found_or_right_output_says_nothing():

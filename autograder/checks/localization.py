@@ -258,8 +258,8 @@ def _prepare(value):
         return None
     flat = _canonical(value).flatten()
     if bool(torch.isnan(flat).any()):
-        return (value.numel(), flat, None)  # NaN: never a step of the reference
-    return (value.numel(), flat, torch.sort(flat).values)
+        return (value.numel(), flat, None, tuple(value.shape))  # NaN: never a step of the reference
+    return (value.numel(), flat, torch.sort(flat).values, tuple(value.shape))
 
 
 def _search(step, prepared):
@@ -282,7 +282,7 @@ def _find(reference, prepared):
             continue
         if not _close(entry[2], sorted_ref):
             continue
-        (layout if _same_layout(reference, entry[1]) else permuted).append(index)
+        (layout if _same_layout(reference, entry[1], entry[3]) else permuted).append(index)
     return layout, permuted
 
 
@@ -297,12 +297,15 @@ def _close_same_shape(value, reference):
     return _close(_canonical(value), _canonical(reference))
 
 
-def _same_layout(reference, flat):
-    """Whether ``flat`` (a tensor's values, flattened) holds ``reference`` at indices that are
-    an affine function of its multi-index: any view, transpose, permute, reshape, head split or
-    merge of it. The map is fitted on values that occur once, then checked on every element."""
+def _same_layout(reference, flat, shape):
+    """Whether ``flat`` (the values of a tensor of ``shape``, flattened) holds ``reference`` at
+    indices that are an affine function of its multi-index, arranged along the reference's own
+    axes (``_along_axes``): any view, transpose, permute, reshape, head split or merge of it,
+    but not a reshape that cuts across them (heads split from (B, T, D) by a plain
+    ``view(B, H, T, d_k)``). The map is fitted on values that occur once, then checked on
+    every element."""
     if reference.numel() == flat.numel() and _close(flat, reference.flatten()):
-        return True
+        return _along_axes(tuple(reference.shape), _row_major(reference.shape), shape)
     ref_flat = reference.flatten()
     order_ref, order_flat = torch.argsort(ref_flat), torch.argsort(flat)
     values = ref_flat[order_ref]
@@ -312,8 +315,7 @@ def _same_layout(reference, flat):
     unique[1:-1] = wide[:-1] & wide[1:]
     if not bool(unique.any()):
         return False
-    shape = reference.shape
-    grid = torch.stack(torch.unravel_index(order_ref[unique], shape), dim=1).to(torch.float64)
+    grid = torch.stack(torch.unravel_index(order_ref[unique], reference.shape), dim=1).to(torch.float64)
     design = torch.cat([grid, torch.ones(grid.size(0), 1, dtype=torch.float64)], dim=1)
     target = order_flat[unique].to(torch.float64).unsqueeze(1)
     try:
@@ -321,11 +323,40 @@ def _same_layout(reference, flat):
     except RuntimeError:
         return False
     coefficients = torch.round(solution).to(torch.int64)
-    full = torch.stack(torch.unravel_index(torch.arange(reference.numel()), shape), dim=1)
+    full = torch.stack(torch.unravel_index(torch.arange(reference.numel()), reference.shape), dim=1)
     where = full @ coefficients[:-1] + coefficients[-1]
     if bool((where < 0).any()) or bool((where >= flat.numel()).any()):
         return False
-    return _close(flat[where], ref_flat)
+    return _close(flat[where], ref_flat) and _along_axes(
+        tuple(reference.shape), tuple(coefficients[:-1].tolist()), shape)
+
+
+def _row_major(shape):
+    strides, stride = [], 1
+    for n in reversed(shape):
+        strides.append(stride)
+        stride *= n
+    return tuple(reversed(strides))
+
+
+def _along_axes(reference_shape, strides, shape):
+    """Whether a tensor of ``shape`` (row-major) that holds the reference's element of
+    multi-index i at flat index ``sum(i * strides)`` keeps the reference's axes apart: each of
+    its axes is part of one reference axis (a head split of d_model) or whole reference axes
+    (heads merged, or folded into the batch). In flat-index terms an axis of stride s and size
+    n spans [s, s * n); one that spans part of a reference axis and any of another mixes them:
+    a (B, T, D) projection viewed as (B, H, T, d_k) has an axis of size T spanning all of the
+    heads and part of the positions. A tensor whose shape has the same sizes as the reference's
+    in another order (T = H) cannot be told from a transpose and passes."""
+    spans = [(s, s * n) for s, n in zip(strides, reference_shape) if n > 1]
+    if any(s <= 0 for s, _ in spans):
+        return False  # reversed or repeated: not a rearrangement of the reference's axes
+    own = [(s, s * n) for s, n in zip(_row_major(shape), shape) if n > 1]
+    for low, high in own:
+        touched = [(a, b) for a, b in spans if a < high and low < b]
+        if len(touched) > 1 and any(a < low or b > high for a, b in touched):
+            return False
+    return True
 
 
 def _returned(result, position):
