@@ -61,3 +61,28 @@ def test_checks_at_other_sizes_follow_from_the_value_check(tmp_path):
     assert {"enc.hidden_config", "enc.sizes"} & set(follows[0].explains)
     left = {o.check.id for o in to_fix(result.outcomes, *result.diagnoses)}
     assert not left & {"enc.hidden_config", "enc.sizes"}, left
+
+
+def test_blocked_values_that_leak_through_mixed_heads_follow_from_the_value_check(tmp_path):
+    """Values split into heads by a plain reshape mix positions into every head: the blocked
+    keys' values then reach the output although the weights are masked right. That masking
+    failure is listed under mha.numeric, with no hint to fill the mask before the softmax."""
+    path = CORPUS / "attention" / "mutants" / "loc_value_heads_plain_reshape.py"
+    result = grade(Submission("student", "attention", path), plans.load("attention"))
+    failed = {o.check.id for o in result.outcomes if o.status == "failed"}
+    assert {"mha.numeric", "mha.masking"} <= failed, failed
+    follows = [d for d in result.diagnoses if d.mistake == FOLLOWS and d.target == "MultiHeadAttention"]
+    assert follows and "mha.numeric" in follows[0].title.en and "mha.masking" in follows[0].explains
+    assert "mha.masking" not in {o.check.id for o in to_fix(result.outcomes, *result.diagnoses)}
+
+
+def test_an_output_from_unmasked_weights_is_a_masking_mistake_of_its_own(tmp_path):
+    """The weights are masked, the output is computed from the unmasked ones: right without a
+    mask (mha.numeric passes), so the leak is the mask's own failure, with its hint."""
+    result = _graded(tmp_path, "attention", CORPUS / "attention" / "correct" / "einsum.py",
+                     'Z = torch.einsum("bhqk,bkhd->bqhd", attn, V)',
+                     'Z = torch.einsum("bhqk,bkhd->bqhd", (torch.einsum("bqhd,bkhd->bhqk", Q, K) '
+                     '/ math.sqrt(self.d_head)).softmax(-1), V)')
+    outcomes = {o.check.id: o for o in result.outcomes}
+    assert outcomes["mha.numeric"].passed and outcomes["mha.masking"].status == "failed"
+    assert not any("mha.masking" in d.explains for d in result.diagnoses if d.mistake == FOLLOWS)

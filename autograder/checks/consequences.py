@@ -12,7 +12,10 @@ of each target's failed checks:
   checks (the whole block against the reference, the hidden sizes, the sizes checks) fail because
   of it; and where the target is right around its own sub-layers (one of its value checks
   passed) while a part's value check fails, its value checks fail because of the part's. They
-  are listed under that failure, with no hint about hard-coded sizes or ``squeeze()``.
+  are listed under that failure, with no hint about hard-coded sizes or ``squeeze()``. So is a
+  masking check whose weights were masked right but whose output still changes with the values of
+  blocked keys, when none of the target's value checks passed: values mixed across positions
+  (heads split by a plain view) reach the output that way too, and the mask is not the cause.
 
 Both are ``records.Diagnosis`` records whose ``mistake`` is not an id of the catalogue
 (``DERIVED``): the reports show them like a named mistake (its title, one hint, the checks it
@@ -23,6 +26,7 @@ nothing about correct code.
 import re
 
 from autograder.checks import targets
+from autograder.checks.verdicts import BLOCKED_VALUES_LEAK
 from autograder.records import DERIVED, Diagnosis
 from autograder.texts import bilingual
 
@@ -100,6 +104,8 @@ def derive(outcomes, diagnoses):
             continue
         own_wiring = any(o.passed and o.check.target == target and o.check.category == "numeric_vs_reference"
                          for o in outcomes)
+        if not own_wiring:  # wrong without a mask too: values that reach the output by another way
+            follow += [o for o in left if o.check.category == "masking" and _leaks(o)]
         part = next((c for p in targets.parts_of(target) for c in _value_causes(rest.get(p, ()))), None)
         if part is not None and own_wiring:  # right around its own sub-layers: the part's failure
             cause, follow = part, [o for o in left if o.check.category in VALUES]
@@ -130,6 +136,13 @@ def _sizes(message):
     found = [re.match(rf"^{prefix} (.*?): {said} ", str(text), re.S) for text, prefix, said in (
         (message.id, "Salah pada ukuran", "kode Anda memunculkan"), (message.en, "Wrong at sizes", "your code raised"))]
     return tuple(m.group(1) for m in found) if all(found) else None
+
+
+def _leaks(outcome):
+    """Whether a masking check failed only because blocked keys' values reach the output (its
+    weights were masked right): what values mixed across positions also do."""
+    return outcome.status == "failed" and outcome.message is not None \
+        and outcome.message.en == BLOCKED_VALUES_LEAK.en
 
 
 def _value_causes(outcomes):

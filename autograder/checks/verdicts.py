@@ -449,10 +449,15 @@ def expect_blocked_values_ignored(ctx, run, values_index, args, mask):
     out, out2 = run(list(args)), run(changed)
     tol = ctx.tolerance("property")
     if out.shape != out2.shape or not torch.allclose(out[rows], out2[rows], rtol=tol.rtol, atol=tol.atol):
-        fail(bilingual("Keluaran berubah ketika nilai (value) v pada kunci (key) yang diblokir diubah: "
-                       "posisi yang diblokir masih ikut dihitung.",
-                       "The output changes when the values (v) of blocked keys change: blocked "
-                       "positions still contribute."))
+        fail(BLOCKED_VALUES_LEAK)
+
+
+# Also what values mixed across positions (heads split by a plain view) do: ``consequences``
+# reads it as following from a failed value check when none of the target's passes.
+BLOCKED_VALUES_LEAK = bilingual(
+    "Keluaran berubah ketika nilai (value) v pada kunci (key) yang diblokir diubah: posisi yang "
+    "diblokir masih ikut dihitung.",
+    "The output changes when the values (v) of blocked keys change: blocked positions still contribute.")
 
 
 # -- the gate: does the code compute at all? ---------------------------------------------------
