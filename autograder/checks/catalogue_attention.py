@@ -213,10 +213,15 @@ MISTAKES = [
         "After merging the heads back, return `self.wo(z)`."),
        ["no_wo"], VALUES | {"gradient_flow"}),
     _m("mha.mask_ignored", MHA,
-       ("Argumen `mask` tidak diteruskan ke attention.", "The `mask` argument is not passed on to attention."),
-       ("Teruskan mask ke `scaled_dot_product_attention(q, k, v, mask)`; ia ter-broadcast ke "
-        "(B, H, Tq, Tk).",
-        "Pass the mask on to `scaled_dot_product_attention(q, k, v, mask)`; it broadcasts to "
-        "(B, H, Tq, Tk)."),
+       ("Argumen `mask` tidak sampai ke attention (setidaknya untuk salah satu mask yang dicoba: kausal "
+        "(Tq, Tk) atau padding (B, 1, 1, Tk)).",
+        "The `mask` argument does not reach the attention (for at least one of the masks tried: causal "
+        "(Tq, Tk) or padding (B, 1, 1, Tk))."),
+       ("Terapkan setiap mask yang diberikan pada skor, sebelum softmax: teruskan ke "
+        "`scaled_dot_product_attention(q, k, v, mask)`, atau di kode attention Anda sendiri "
+        "`scores.masked_fill(mask, float('-inf'))`. Kedua bentuk mask ter-broadcast ke (B, H, Tq, Tk).",
+        "Apply every mask you are given to the scores, before the softmax: pass it on to "
+        "`scaled_dot_product_attention(q, k, v, mask)`, or, in your own attention code, "
+        "`scores.masked_fill(mask, float('-inf'))`. Both shapes of mask broadcast to (B, H, Tq, Tk)."),
        ["mask_ignored"], VALUES | MASKING),
 ]

@@ -25,10 +25,10 @@ MISTAKES = [
         "(2i, 2i+1) berbagi satu sudut.",
         "The frequency exponent is wrong: the angle must be pos / 10000^(2i/d_model), with the "
         "column pair (2i, 2i+1) sharing one angle."),
-       ("Buat `two_i = torch.arange(0, d_model, 2)` (sudah genap: jangan dikali 2 lagi) dan "
-        "`angle = pos / 10000 ** (two_i / d_model)`.",
-        "Make `two_i = torch.arange(0, d_model, 2)` (already even: do not double it again) and "
-        "`angle = pos / 10000 ** (two_i / d_model)`."),
+       ("Buat `two_i = torch.arange(0, d_model, 2)`: indeks kolom genap 0, 2, 4, ... (bukan indeks "
+        "pasangan i = 0, 1, 2, ..., dan jangan dikali 2 lagi), lalu `angle = pos / 10000 ** (two_i / d_model)`.",
+        "Make `two_i = torch.arange(0, d_model, 2)`: the even column indices 0, 2, 4, ... (not the pair "
+        "index i = 0, 1, 2, ..., and not doubled again), then `angle = pos / 10000 ** (two_i / d_model)`."),
        ["pe_exp_doubled", "pe_exp_half", "pe_exp_column", "pe_mul"]),
     _m("pe.positions_from_one", PE,
        ("Posisi dihitung mulai dari 1, bukan 0: baris pertama harus sin(0) = 0 dan cos(0) = 1.",
