@@ -86,3 +86,21 @@ def test_an_output_from_unmasked_weights_is_a_masking_mistake_of_its_own(tmp_pat
     outcomes = {o.check.id: o for o in result.outcomes}
     assert outcomes["mha.numeric"].passed and outcomes["mha.masking"].status == "failed"
     assert not any("mha.masking" in d.explains for d in result.diagnoses if d.mistake == FOLLOWS)
+
+
+@pytest.mark.parametrize("old, new, mistake", [
+    ("z = z.transpose(1, 2).contiguous().view(b, -1, self.num_heads * self.d_k)",
+     "z = z.contiguous().view(b, -1, self.num_heads * self.d_k)", "mha.merge_without_transpose"),
+    ('            scores = scores.masked_fill(mask, float("-inf"))',
+     "            scores = scores.masked_fill(mask == 0, -1e9)",  # one chapter's convention
+     "sdpa.mask_inverted"),
+])
+def test_a_mistake_that_lets_the_future_in_explains_the_blocks_causality(tmp_path, old, new, mistake):
+    """Heads merged without the transpose move features between tokens, and an inverted mask
+    lets queries see the future: the decoder's causality check fails because of that mistake,
+    listed under it, not as a second finding that asks for a causal mask the block has."""
+    result = _graded(tmp_path, "decoder", CORPUS / "decoder" / "correct" / "buffer_mask_sliced.py", old, new)
+    named = {d.mistake: d for d in result.diagnoses}
+    assert mistake in named, [(d.mistake, d.explains) for d in result.diagnoses]
+    assert "dec.causality" in named[mistake].explains
+    assert "dec.causality" not in {o.check.id for o in to_fix(result.outcomes, *result.diagnoses)}

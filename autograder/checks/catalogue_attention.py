@@ -3,6 +3,10 @@
 from autograder.checks.mistake import CRASHES, MASKING, VALUES, _m
 from autograder.checks.targets import CAUSAL, MHA, SDPA
 
+# What a mistake that moves features from one token to another also breaks in a block built on
+# it: the future reaches the past (the decoder), a permutation of the tokens is not followed.
+ACROSS_TOKENS = frozenset({"causality", "permutation_equivariance"})
+
 MISTAKES = [
     # scaled_dot_product_attention
     _m("sdpa.missing_scale", SDPA,
@@ -39,7 +43,7 @@ MISTAKES = [
         "Every row of weights is a distribution over the keys: `scores.softmax(dim=-1)`. Any other "
         "axis (queries, heads or the batch) mixes rows that must stay apart."),
        ["softmax_dim:-2", "softmax_dim:0", "softmax_dim:1"],
-       VALUES | MASKING | {"rows_sum_to_one", "batch_independence"}),
+       VALUES | MASKING | {"rows_sum_to_one", "batch_independence", "causality"}),
     _m("sdpa.mask_inverted", SDPA,
        ("Mask dibaca terbalik: posisi True justru diperhatikan dan posisi False diblokir.",
         "The mask is read the wrong way round: True positions are attended to, False ones blocked."),
@@ -47,7 +51,7 @@ MISTAKES = [
         "`scores.masked_fill(mask, float('-inf'))`, bukan `mask == 0` dari salah satu bab.",
         "Here True means BLOCKED (as in `torch.nn.MultiheadAttention`): "
         "`scores.masked_fill(mask, float('-inf'))`, not the `mask == 0` of one chapter."),
-       ["mask_inverted"], VALUES | MASKING | {"rows_sum_to_one"}),
+       ["mask_inverted"], VALUES | MASKING | {"rows_sum_to_one", "causality"}),
     _m("sdpa.mask_after_softmax", SDPA,
        ("Mask diterapkan setelah softmax, sehingga baris bobot tidak lagi berjumlah 1.",
         "The mask is applied after the softmax, so rows of weights no longer sum to 1."),
@@ -165,13 +169,13 @@ MISTAKES = [
         "`z.transpose(1, 2).contiguous().view(B, Tq, D)`.",
         "Split with `x.view(B, T, H, d_k).transpose(1, 2)`; merge back with "
         "`z.transpose(1, 2).contiguous().view(B, Tq, D)`."),
-       ["split_no_transpose merge_no_transpose", "split_no_transpose"], VALUES | {"masking"}),
+       ["split_no_transpose merge_no_transpose", "split_no_transpose"], VALUES | {"masking"} | ACROSS_TOKENS),
     _m("mha.merge_without_transpose", MHA,
        ("Head digabung kembali tanpa `transpose(1, 2)`: fitur dari token yang berbeda tercampur.",
         "Heads are merged back without `transpose(1, 2)`: features of different tokens get mixed."),
        ("Dari (B, H, Tq, d_k) ke (B, Tq, D): `z.transpose(1, 2).contiguous().view(B, Tq, D)`.",
         "From (B, H, Tq, d_k) to (B, Tq, D): `z.transpose(1, 2).contiguous().view(B, Tq, D)`."),
-       ["merge_no_transpose"], VALUES | {"masking"}),
+       ["merge_no_transpose"], VALUES | {"masking"} | ACROSS_TOKENS),
     _m("mha.merge_dk_major", MHA,
        ("Head digabung kembali dengan urutan fitur d_k-dulu (`permute(0, 2, 3, 1)`): fitur head yang "
         "berbeda saling berselang-seling.",
