@@ -264,6 +264,14 @@ MISTAKES = [
         "`x.var(-1, unbiased=False, keepdim=True)`, or simply `self.ln1(x)`."),
        ["ln_tokens", "ln_tokens:post", "ln_tokens:pre"],
        BLOCK_VALUES | {"batch_independence", "permutation_equivariance", "causality"}),
+    _m("layernorm_eps", ANY,
+       ("LayerNorm memakai eps 1e-3 (bawaan Keras), bukan 1e-5: setiap token dinormalkan sedikit "
+        "berbeda dari solusi acuan.",
+        "The LayerNorms use eps 1e-3 (Keras' default) instead of 1e-5: every token is normalised "
+        "slightly differently from the reference."),
+       ("Buat dengan `nn.LayerNorm(d_model)` saja (eps bawaan PyTorch 1e-5), seperti di kontrak.",
+        "Build them as plain `nn.LayerNorm(d_model)` (PyTorch's default eps, 1e-5), as the contract says."),
+       [f"ln_eps{mode}" for mode in ("", ":post", ":pre")], BLOCK_VALUES),
     _m("ffn_residual_scaled", ANY,
        ("Residual feed-forward menambahkan setengah keluaran sub-layer (`h + 0.5 * ffn(...)`).",
         "The feed-forward residual adds half of the sub-layer's output (`h + 0.5 * ffn(...)`)."),

@@ -197,8 +197,13 @@ def _ffn(P, prefix, x, flags):
     return F.gelu(out) if {"act_after_l2", "act_twice"} & flags else out
 
 
+LN_KINDS = ("ln_plain", "ln_tokens", "ln_eps")
+WIDE_EPS = 1e-3  # Keras' LayerNormalization default, where PyTorch's (and the contract's) is 1e-5
+
+
 def _ln(P, name, x, flags=frozenset()):
-    """LayerNorm ``name``; "ln_plain": without its weight and bias, "ln_tokens": over the tokens."""
+    """LayerNorm ``name``; "ln_plain": without its weight and bias, "ln_tokens": over the tokens,
+    "ln_eps": with Keras' eps (1e-3) instead of 1e-5."""
     weight, bias = P[f"{name}.weight"], P[f"{name}.bias"]
     if "ln_plain" in flags:
         weight = bias = None
@@ -206,7 +211,7 @@ def _ln(P, name, x, flags=frozenset()):
         mean, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
         out = (x - mean) / torch.sqrt(var + 1e-5)
         return out if weight is None else out * weight + bias
-    return F.layer_norm(x, x.shape[-1:], weight, bias, eps=1e-5)
+    return F.layer_norm(x, x.shape[-1:], weight, bias, eps=WIDE_EPS if "ln_eps" in flags else 1e-5)
 
 
 def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
@@ -227,7 +232,7 @@ def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
         x = x + _pe(x.size(1), x.size(2), ())
     ln1, ln2 = ("ln1", "ln1") if on("ln_shared1") else ("ln2", "ln2") if on("ln_shared2") else ("ln1", "ln2")
     def kinds(slot):  # "ln_plain" for every LayerNorm, "ln_plain@ln1" for one
-        return frozenset(k for k in ("ln_plain", "ln_tokens") if on(k) or on(f"{k}@{slot}"))
+        return frozenset(k for k in LN_KINDS if on(k) or on(f"{k}@{slot}"))
 
     norm1 = (lambda a: a) if on("no_ln1") else (lambda a: _ln(P, ln1, a, kinds("ln1")))
     norm2 = (lambda a: a) if on("no_ln2") else (lambda a: _ln(P, ln2, a, kinds("ln2")))
@@ -276,7 +281,7 @@ def _dec(P, x, memory, heads, flags, fill=float("-inf")):
         return _ffn(P, "ffn.", a, flags)
 
     def ln(name, a):
-        kinds = frozenset(k for k in ("ln_plain", "ln_tokens") if k in flags or f"{k}@{name}" in flags)
+        kinds = frozenset(k for k in LN_KINDS if k in flags or f"{k}@{name}" in flags)
         return _ln(P, {"ln2": "ln1"}.get(name, name) if "ln2_is_ln1" in flags else name, a, kinds)
 
     if "dec_post_ln" in flags:
