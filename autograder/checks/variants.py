@@ -205,13 +205,14 @@ def _ln(P, name, x, flags=frozenset()):
     """LayerNorm ``name``; "ln_plain": without its weight and bias, "ln_tokens": over the tokens,
     "ln_eps": with Keras' eps (1e-3) instead of 1e-5."""
     weight, bias = P[f"{name}.weight"], P[f"{name}.bias"]
+    eps = WIDE_EPS if "ln_eps" in flags else 1e-5
     if "ln_plain" in flags:
         weight = bias = None
     if "ln_tokens" in flags:
         mean, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
-        out = (x - mean) / torch.sqrt(var + 1e-5)
+        out = (x - mean) / torch.sqrt(var + eps)
         return out if weight is None else out * weight + bias
-    return F.layer_norm(x, x.shape[-1:], weight, bias, eps=WIDE_EPS if "ln_eps" in flags else 1e-5)
+    return F.layer_norm(x, x.shape[-1:], weight, bias, eps=eps)
 
 
 def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
