@@ -565,13 +565,15 @@ def test_the_corpus_style_files_keep_everything():
 
 def test_the_kit_keeps_jsonschemas_costly_optional_formats_out():
     """autograder/__init__.py: nbformat's jsonschema would compile rfc3987_syntax's grammars
-    (~1 s of CPU) and import isoduration (arrow, dateutil: ~40 ms) for string formats no
-    notebook schema uses; a notebook still validates."""
+    (~1 s of CPU), import isoduration (arrow, dateutil: ~40 ms) and the other format checkers
+    (rfc3986_validator alone ~50 ms) for string formats no notebook schema uses; a notebook
+    still validates."""
     import subprocess
     import sys
 
     code = ("import sys, autograder, nbformat; nbformat.validate(nbformat.v4.new_notebook()); "
-            "print(sorted(n for n in ('rfc3987_syntax', 'isoduration', 'arrow', 'lark') if sys.modules.get(n)))")
+            "print(sorted(n for n in ('rfc3987_syntax', 'isoduration', 'arrow', 'lark', 'rfc3986_validator',"
+            " 'rfc3339_validator', 'webcolors', 'uri_template') if sys.modules.get(n)))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["[]"]

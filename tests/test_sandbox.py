@@ -565,7 +565,7 @@ def meta_kernel(op):
 @pytest.mark.parametrize("assignment", ["encoder", "decoder"])
 def test_a_workers_runs_on_meta_leave_dynamo_unimported(assignment):
     """The zygote warms the meta device up with a stand-in for torch._dynamo
-    (zygote.warm_up_meta): a worker that runs a block on meta, as the device checks do,
+    (meta_device.warm_up_meta): a worker that runs a block on meta, as the device checks do,
     must not import the real one (about a second of CPU in every worker)."""
     corpus = Path(__file__).parent / "corpus" / assignment / "correct"
     block = "EncoderBlock" if assignment == "encoder" else "DecoderBlock"
@@ -585,7 +585,7 @@ def test_a_workers_runs_on_meta_leave_dynamo_unimported(assignment):
 
 
 def test_a_worker_uses_the_c_meta_kernels_and_keeps_the_python_ones_where_there_are_none():
-    """zygote.native_meta_kernels: on meta, ops with a C++ kernel run it (a block's forward
+    """meta_device.native_meta_kernels: on meta, ops with a C++ kernel run it (a block's forward
     ~10x faster than through torch's Python decompositions); ops without one keep theirs."""
     path = Path(__file__).parent / "corpus" / "decoder" / "correct" / "clones_deepcopy.py"
     s = Session([{"code": path.read_text() + DYNAMO_PROBE, "origin": "cell 1"}], [], solutions,

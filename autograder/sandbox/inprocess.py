@@ -124,9 +124,11 @@ def without_sandbox():
     import torch
 
     _script("isolation"), _script("worker")  # what zygote.py imports as top-level modules
-    zygote = _script("zygote")
+    meta_device = _script("meta_device")
+    _script("zygote")
     torch.set_num_threads(1)  # as in a worker
-    zygote.native_meta_kernels()  # the device checks run on meta as in a worker of the zygote
-    zygote.warm_up_meta()
+    meta_device.lazy_imports()  # the device checks run on meta as in a worker of the zygote
+    meta_device.native_meta_kernels()
+    meta_device.warm_up_meta()
     shared = Zygote()
     sessions.shared_zygote = lambda: shared

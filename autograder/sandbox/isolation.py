@@ -480,7 +480,7 @@ def _build_root(settings):
 NEUTRAL_PYTHON = "/sandbox/python"  # the interpreter: bin/, lib/pythonX.Y (the standard library)
 NEUTRAL_SITE = "/sandbox/site-packages"  # torch's and numpy's site folder(s): -2, -3, ... for more
 NEUTRAL_SCRIPTS = "/sandbox/worker"  # copies of the scripts the zygote runs
-SCRIPTS = ("zygote.py", "isolation.py", "worker.py", "wire.py", "tracing.py")
+SCRIPTS = ("zygote.py", "isolation.py", "worker.py", "wire.py", "tracing.py", "meta_device.py")
 SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/local/lib", "/lib", "/lib64", "/lib32")
 
 

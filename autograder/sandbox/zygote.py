@@ -41,7 +41,6 @@ import signal
 import socket
 import sys
 import threading
-import types
 
 if __name__ == "__main__":
     def _read_settings(fd):
@@ -76,6 +75,7 @@ if __name__ == "__main__":
     sys.path[1:1] = SETTINGS["site_dirs"]  # site-packages that hold torch and numpy
 
 import isolation  # noqa: E402
+import meta_device  # noqa: E402
 import torch  # noqa: E402
 import worker  # noqa: E402
 
@@ -100,115 +100,9 @@ def warm_up():
     out = torch.nn.functional.gelu(torch.nn.functional.layer_norm(scores.softmax(-1) @ x, (8,)))
     out.sum().backward()
     torch.nn.functional.scaled_dot_product_attention(x, x, x)
-    native_meta_kernels()
-    warm_up_meta()
-
-
-def native_meta_kernels():
-    """Let ops that have a C++ kernel for the ``meta`` device use it again.
-
-    At import, torch registers a Python meta function (a decomposition, made for tracing with
-    symbolic shapes) for some 1,300 aten ops, over the C++ meta kernel where there is one: a
-    block's forward on ``meta`` (the device checks) then costs ~4 ms instead of ~0.4 ms. Here
-    that registration is undone and redone only for the ops without a C++ meta kernel. Shapes,
-    dtypes and errors on ``meta`` are the C++ kernels' own, as in eager PyTorch before those
-    registrations existed. Where torch's internals are not as expected, nothing changes."""
-    try:
-        import torch._meta_registrations as registrations
-        from torch._decomp import global_decomposition_table
-
-        library = registrations._meta_lib_dont_use_me_use_register_meta
-        registered = set(library._op_impls)
-        functions = {}
-        for kind in ("meta", "post_autograd", "pre_autograd"):  # torch's own order of precedence
-            for op, function in global_decomposition_table[kind].items():
-                functions.setdefault(op, function)
-        keep = {op: function for op, function in functions.items()
-                if isinstance(op, torch._ops.OpOverload)
-                and f"aten/{op.name().split('::')[-1]}/Meta" in registered}
-        if len(keep) != len(registered):
-            return  # registrations made some other way: leave them all
-    except (ImportError, AttributeError, TypeError):
-        return
-    library._destroy()
-    replacement = torch.library.Library("aten", "IMPL", "Meta")
-    for op, function in keep.items():
-        if not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "Meta"):
-            replacement.impl(op, function)
-    registrations._meta_lib_dont_use_me_use_register_meta = replacement
-
-
-class _DynamoStandIn(types.ModuleType):
-    """``torch._dynamo`` while the zygote warms up the meta device.
-
-    Most ops on ``meta`` (the device checks) run Python decompositions wrapped in
-    ``torch._compile._disable_dynamo``, which imports all of ``torch._dynamo`` (about a
-    second of CPU) on its first call and then caches ``torch._dynamo.disable(fn)`` on the
-    function. Disabling dynamo only matters while dynamo traces, which nothing here does: with
-    this stand-in the cache holds the function itself and dynamo is never imported. An op
-    first met later, in a worker, imports the real one (slower, the same results)."""
-
-    def __init__(self):
-        super().__init__("torch._dynamo")
-        self.disable = lambda fn, recursive=True, wrapping=True: fn
-        self.is_compiling = lambda: False
-
-
-def warm_up_meta():
-    """The ops a block runs, once on ``meta`` (see ``_DynamoStandIn``; not needed where the
-    real ``torch._dynamo`` is imported already); if anything about the stand-in fails, the
-    same ops with the real one."""
-    if "torch._dynamo" not in sys.modules and "_dynamo" not in vars(torch):
-        sys.modules["torch._dynamo"] = torch._dynamo = _DynamoStandIn()
-        try:
-            _meta_ops()
-            return
-        except Exception:
-            pass
-        finally:
-            del sys.modules["torch._dynamo"], torch._dynamo
-    try:
-        _meta_ops()
-    except Exception:  # a warm-up only: workers then do this work themselves
-        pass
-
-
-def _meta_ops():
-    F = torch.nn.functional
-    meta = torch.device("meta")
-    x, y = torch.randn(2, 3, 5, 8, device=meta), torch.randn(2, 5, 8, device=meta)
-    w, b = torch.randn(8, 8, device=meta), torch.randn(8, device=meta)
-    m = torch.ones(5, 5, dtype=torch.bool, device=meta).triu(1)
-    s = (x @ x.transpose(-2, -1)) / 8 ** 0.5
-    s = s.masked_fill(m, float("-inf")).masked_fill(~m, -1e9)
-    torch.where(m, s, torch.zeros((), device=meta))
-    s.softmax(-1), F.softmax(s, dim=-1, dtype=torch.float64), s.log_softmax(-1)
-    torch.exp(s - s.amax(-1, keepdim=True)).sum(-1, keepdim=True)
-    F.linear(y, w, b), F.linear(y, w), torch.einsum("bhqd,bhkd->bhqk", x, x)
-    torch.bmm(y, y.transpose(1, 2)), torch.matmul(y, w), torch.baddbmm(y @ y.transpose(1, 2), y, y.transpose(1, 2))
-    F.layer_norm(y, (8,), b, b), F.layer_norm(y, (8,)), y.var(-1, keepdim=True, unbiased=False), y.std(-1)
-    (y - y.mean(-1, keepdim=True)) / torch.sqrt(y.var(-1, keepdim=True) + 1e-5)
-    F.gelu(y), F.gelu(y, approximate="tanh"), F.relu(y), torch.tanh(y), torch.sigmoid(y), torch.erf(y)
-    F.dropout(y, 0.1, False), F.silu(y)
-    y.view(2, 5, 2, 4).transpose(1, 2).contiguous().view(2, 2, 20)
-    y.reshape(2, 5, 2, 4).permute(0, 2, 1, 3).flatten(2), y.unflatten(-1, (2, 4))
-    torch.cat([y, y], -1).split(8, -1), torch.stack([y, y]).chunk(2), y.unbind(1)
-    y.unsqueeze(1).expand(2, 3, 5, 8).repeat(1, 1, 1, 1).squeeze(0)
-    (y + y - y * y / y).pow(2).rsqrt().clamp(min=0), y ** 0.5, y.sqrt(), abs(y), -y
-    y.max(-1), y.mean(), y.sum(), y.norm(dim=-1), y.argmax(-1), y.masked_fill(y > 0, 0.0)
-    torch.arange(5, device=meta), torch.arange(0, 8, 2, device=meta).float() / 8
-    torch.ones(5, 5, device=meta).tril(), torch.zeros(5, device=meta), torch.full((5,), 2.0, device=meta)
-    torch.arange(5, device=meta)[:, None] > torch.arange(5, device=meta), m == 0, m.logical_not(), m | m, m & m
-    torch.sin(y), torch.cos(y), torch.log(y), torch.exp(y), y.double(), y.float(), y.to(torch.float64), y.type_as(y)
-    y.new_ones(3), y.new_zeros(3), torch.ones_like(y), torch.zeros_like(y), torch.empty_like(y), y.clone()
-    F.scaled_dot_product_attention(x, x, x), F.scaled_dot_product_attention(x, x, x, attn_mask=~m)
-    F.scaled_dot_product_attention(x, x, x, is_causal=True)
-    torch.nn.Linear(8, 8, device=meta)(y), torch.nn.LayerNorm(8, device=meta)(y), torch.nn.Dropout(0.1).eval()(y)
-    torch.nn.MultiheadAttention(8, 2, batch_first=True, device=meta)(y, y, y, attn_mask=m)
-    with torch.no_grad():
-        F.layer_norm(y.double(), (8,)), F.gelu(y.double()), F.linear(y.double(), w.double())
-    z = torch.randn(2, 5, 8, device=meta, requires_grad=True)
-    (F.layer_norm(F.gelu(F.linear(z, w, b)), (8,)).softmax(-1) * 2).sum().backward()
+    meta_device.lazy_imports()
+    meta_device.native_meta_kernels()
+    meta_device.warm_up_meta()
 
 
 def huge_pages_in_background():
