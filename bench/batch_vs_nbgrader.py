@@ -242,8 +242,10 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     line = {"assignment": assignment}
     loop_student = next((student for student, bug in mix if bug and bug[0] == "endless_loop"), None)
     # The kit's run takes seconds and a busy neighbour on a shared machine moves it by a third:
-    # the median of --repeat runs (each into a fresh output folder: nothing is resumed).
-    times, missed = [], []
+    # the median of --repeat runs (each into a fresh output folder: nothing is resumed). With
+    # --scheduler, each run is followed by one on Dask, so that both medians come from the
+    # same minutes (one Dask run after the three plain ones read 1.03-1.33x on the same code).
+    times, dask_times, missed, dask_missed = [], [], [], []
     for attempt in range(args.repeat):
         out = workdir / assignment / f"reports-{attempt}"
         seconds, done = timed(autograder_command([kit_course / "submitted"], assignment, out, args.jobs),
@@ -252,6 +254,15 @@ def bench_assignment(assignment, args, workdir, env, timeout):
             sys.exit(f"autograder grade failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
         times.append(seconds)
         missed = missed or score_problems(kit_scores(done.stdout), mix)
+        if args.scheduler:
+            seconds, done = timed(autograder_command([kit_course / "submitted"], assignment,
+                                                     workdir / assignment / f"dask-{attempt}", args.jobs,
+                                                     "--scheduler", "local"), ROOT, kit_env)
+            if done.returncode:
+                sys.exit(f"autograder grade --scheduler local failed (exit {done.returncode}):\n"
+                         f"{done.stderr[-3000:]}")
+            dask_times.append(seconds)
+            dask_missed = dask_missed or score_problems(kit_scores(done.stdout), mix)
     kit = statistics.median(times)
     kit_loop = kit_loop_seconds(out, loop_student) if loop_student else None
     floor, graded = floor_seconds(kit_course, assignment, args.jobs, kit_env)
@@ -259,14 +270,13 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     alone = args.n * alone_ms / 1000 / CORES
     line.update(kit=kit, floor=floor, alone=alone)
     if args.scheduler:
-        dask, _, _, _, dask_out = run_batch(
-            autograder_command([kit_course / "submitted"], assignment, workdir / assignment / "dask",
-                               args.jobs, "--scheduler", "local"), ROOT, kit_env, args.n)
-        line["dask"] = dask
+        dask = line["dask"] = statistics.median(dask_times)
+        pairs = ", ".join(f"{d / k:.2f}" for d, k in zip(dask_times, times))
         print(f"[{assignment}] autograder grade --scheduler local --jobs {args.jobs} (a Dask LocalCluster "
-              f"of {args.jobs} worker processes): {dask:.1f} s against --jobs {args.jobs} {kit:.1f} s: "
-              f"{dask / kit:.2f}x" + ("" if not score_problems(kit_scores(dask_out), mix) else
-                                        "; WARNING: its scores contradict the mix"))
+              f"of {args.jobs} worker processes): {dask:.1f} s (median of "
+              f"{', '.join(f'{t:.1f}' for t in dask_times)} s, each run right after a plain one) "
+              f"against --jobs {args.jobs} {kit:.1f} s: {dask / kit:.2f}x (run by run: {pairs})"
+              + ("" if not dask_missed else "; WARNING: its scores contradict the mix"))
     print(f"[{assignment}] autograder grade: {kit:7.1f} s ({kit / args.n * 1000:5.0f} ms/submission; "
           f"median of {', '.join(f'{t:.1f}' for t in times)} s); floor {floor:.1f} s "
           f"({floor / graded * 1000:.0f} ms/submission); kit/floor {kit / floor:.2f}x")
