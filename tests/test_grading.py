@@ -180,3 +180,27 @@ def test_one_submission_warms_the_checks_up_while_the_zygote_starts():
     # warm-up reached the first sizes check
     assert report["hypothesis_at_first_worker"] == (warmed > report["first_sizes"])
     assert report["scores"] == [[45.0, 45.0]]
+
+
+FREEZE_PROBE = """
+import gc, sys
+from autograder import cli
+status = cli.main(["grade", sys.argv[1], "--assignment", "attention", "--out", sys.argv[2], "--jobs", "1"])
+print(status, gc.get_freeze_count())
+"""
+
+
+def test_a_batch_graded_in_this_process_freezes_what_its_start_made(tmp_path):
+    """batch.run: after the warm-up, before the grading threads start, what exists is frozen
+    (gc.freeze), as a GradingPool does before it forks. Hypothesis runs a full collection the
+    first time a thread uses it, which walked all of torch's objects in every cold grading
+    (~0.1 s of the grader's CPU for one submission)."""
+    import subprocess
+    import sys
+
+    notebook = Path(__file__).resolve().parents[1] / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
+    done = subprocess.run([sys.executable, "-c", FREEZE_PROBE, str(notebook), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    status, frozen = done.stdout.split()[-2:]
+    assert status == "0", done.stderr[-2000:]
+    assert int(frozen) > 100_000  # torch alone makes several hundred thousand objects
