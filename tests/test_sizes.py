@@ -100,3 +100,38 @@ def test_hypothesis_leaves_no_garbage_collection_callback_behind(monkeypatch):
     grader.warm_up(plans.load("attention"))
     grader.warm_up(plans.load("encoder"))
     assert gc.callbacks == before
+
+
+GENERATED_SIZES = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+if len(sys.argv) > 2:
+    import many_constants  # noqa: F401  (a local module: Hypothesis would draw from its constants)
+from autograder import plan as plans
+from autograder.checks import search
+from autograder.grading import grader
+grader.warm_up(plans.load("encoder"))
+print(json.dumps({str(key[0]): found for key, found in search._GENERATED._values.items()}, sort_keys=True))
+"""
+
+
+def test_the_sizes_hypothesis_generates_follow_from_the_seed_alone(tmp_path):
+    """Hypothesis draws now and then a constant it found in the source of the process's local
+    modules (search._no_local_constants): a module full of small ints, imported first, changed
+    the sizes pe.sizes tried (a length of 107 instead of 100), so the same submission could be
+    graded at other sizes by the command line and by nbgrader, or by an editable install and a
+    wheel. Here the sizes must not move."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "many_constants.py").write_text(f"X = {list(range(1, 200))}\n")
+    script = tmp_path / "generated.py"
+    script.write_text(GENERATED_SIZES)
+    runs = [subprocess.run([sys.executable, str(script), str(tmp_path), *extra], capture_output=True,
+                           text=True, timeout=300) for extra in ([], ["with constants"])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    plain, with_constants = (json.loads(run.stdout) for run in runs)
+    assert "pe.sizes" in plain
+    assert plain == with_constants

@@ -8,6 +8,7 @@ No number equal to one of course.toml's hidden sizes (1 excepted) is ever genera
 edge, in any role (``clear``, ``edges``), so none can appear in a message.
 """
 
+import contextlib
 import gc
 import json
 import zlib
@@ -27,6 +28,25 @@ REQUEST_BUDGET_FAILING = 45  # requests a failing check may spend on shrinking
 # thread-safe in CPython 3.11 (see loading.AST_LOCK): one search at a time, no parse beside it.
 _HYPOTHESIS = AST_LOCK
 CALLS_PER_REQUEST = 16
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis (since 6.131) now and then draws a constant it found in the source of the
+    "local" modules this process has imported (not in site-packages, not tests), parsing them
+    for at most 100 ms. The sizes it generates would then depend on which of the kit's
+    modules happen to be imported, on whether the kit is installed editable, and on the
+    machine's speed: the same submission could be graded at other sizes by the command line
+    and by nbgrader. Here it finds none: the sizes follow from the seed alone."""
+    from hypothesis.internal.conjecture import providers
+    from hypothesis.internal.constants_ast import Constants
+
+    found = providers._get_local_constants
+    providers._get_local_constants = Constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = found
 _GENERATED = ProcessCache()  # (check, seed, ...) -> the configurations Hypothesis generates when all pass
 
 
@@ -183,7 +203,8 @@ class Search:
             # needs that time.
             before = list(gc.callbacks)
             try:
-                return run()
+                with _no_local_constants():
+                    return run()
             finally:
                 gc.callbacks[:] = [c for c in gc.callbacks if c in before]
         return without_its_gc_callback
