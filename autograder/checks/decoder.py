@@ -303,8 +303,12 @@ def dec_shape(ctx):
 def dec_wiring(ctx):
     c = ctx.chapter
     obj, ref = ctx.block(DEC, *dec_args(c), sublayers=SUBLAYERS)
-    x, memory = decoder_inputs(ctx, c)
-    expect_wiring(ctx, obj, ref, x, memory, c.num_heads)
+    # The chapter's lengths, then a memory as long as x (the course keeps the two lengths
+    # apart): a mask that reaches cross-attention only where a square one fits shows there.
+    inputs = [decoder_inputs(ctx, c), decoder_inputs(ctx, c, t_src=c.decoder_length)]
+    runs = ctx.record_many([block_run(ctx, obj, x, memory, c.num_heads) for x, memory in inputs])
+    for (x, memory), run in zip(inputs, runs):
+        expect_wired(ctx, run, ref, x, memory, c.num_heads)
 
 
 @check("dec.integration", assignment="decoder", target=DEC, category="numeric_vs_reference", points=2,
