@@ -6,7 +6,6 @@ output folder for this assignment, not only this batch's: regrading one student 
 others' rows."""
 
 import contextlib
-import gc
 import json
 import os
 import queue
@@ -23,7 +22,7 @@ import torch
 from autograder import reports
 from autograder.grading import finish as finishing, resume
 from autograder.reports import class_report, kept
-from autograder.grading.grader import grade, grader_fault, warm_up
+from autograder.grading.grader import grade, grader_fault, warm_up_shared
 from autograder.records import BatchResult
 
 
@@ -143,12 +142,7 @@ def run(plan, submissions, out_dir, jobs=None, regrade=False, on_start=None, on_
             # threads would on their first submission. Check by check, until it is ready.
             from autograder.sandbox import launch
 
-            warm_up(plan, until=lambda: not launch.early_starting())
-            # What exists now (torch, the kit, the warmed-up checks) lives as long as the batch:
-            # no collection needs to walk it again. Hypothesis runs a full collection the
-            # first time each grading thread uses it (it checks that its own random generator
-            # is referenced): ~0.1 s with torch's objects in the heap, ~1 ms once frozen.
-            gc.freeze()
+            warm_up_shared(plan, until=lambda: not launch.early_starting())
         stream = grade_many([s for s, _ in todo], plan, jobs)
     analysed = kept.Spool()
     try:

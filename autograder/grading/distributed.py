@@ -193,15 +193,11 @@ def forked_local_cluster(workers, plan=None, **options):
         except (OSError, RuntimeError, process.WorkerFailure):
             pass  # a worker without an attachment starts its own zygote
     if plan is not None:
-        import gc
-
         import torch
         from autograder.grading import grader
 
         torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
-        gc.freeze()  # as for a GradingPool: what exists now is shared with the workers
-        grader.warm_up(plan)
-        gc.freeze()
+        grader.warm_up_shared(plan)  # as for a GradingPool: shared with the workers
     try:
         # The workers' statistical profiler samples the grading thread's stack every 10 ms (for
         # the dashboard, which a LocalCluster of ours does not show): ~30 ms of CPU a submission.

@@ -3,6 +3,7 @@ worker, and record the outcomes. Pass/fail is decided here, in the trusted proce
 
 import contextlib
 import dataclasses
+import gc
 import sys
 import time
 import traceback
@@ -207,6 +208,18 @@ def warm_up(plan, until=None):
             check.run(Context(_NoWorker(), _WatchedPlan(plan), check, frozenset(), defer_building=True))
         except (_FirstRequest, Exception):  # its stop, or a check that cannot run without answers
             pass
+
+
+def warm_up_shared(plan, until=None):
+    """``warm_up`` in a process that then grades with what it made, in its threads or in forks
+    of it (``batch.run``, ``pool.GradingPool``, a forked Dask cluster): what exists before and
+    after is frozen (``gc.freeze``). It lives as long as the process, and no collection walks it
+    again: Hypothesis runs a full one the first time each thread uses it (it checks that its own
+    random generator is referenced), ~0.1 s over torch's objects, ~1 ms once they are frozen;
+    and a fork's collections never touch, and so copy, the pages it shares."""
+    gc.freeze()
+    warm_up(plan, until)
+    gc.freeze()
 
 
 class _FirstRequest(BaseException):

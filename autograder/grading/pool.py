@@ -18,7 +18,6 @@ They die with the grader: a parent-death signal (``kill -9`` of the grader), ``p
 
 import collections
 import ctypes
-import gc
 import os
 import signal
 import socket
@@ -49,11 +48,8 @@ class GradingPool:
 
         torch.set_num_threads(1)  # no thread pool of torch's is copied into a fork half-made
         from autograder.grading import grader
-        # What is imported now is shared with the grading processes, not collected (frozen
-        # first, as Hypothesis' first use collects garbage: ~0.1 s over all of torch's objects).
-        gc.freeze()
-        grader.warm_up(plan)
-        gc.freeze()
+
+        grader.warm_up_shared(plan)  # what is made now is shared with the grading processes
         self.plan = plan
         self._children = {}  # pid -> Connection (the task socket)
         for slot in range(jobs):
