@@ -245,24 +245,25 @@ def bench_assignment(assignment, args, workdir, env, timeout):
     # the median of --repeat runs (each into a fresh output folder: nothing is resumed). With
     # --scheduler, each run is followed by one on Dask, so that both medians come from the
     # same minutes (one Dask run after the three plain ones read 1.03-1.33x on the same code).
+    def grade(out, *extra):
+        """(seconds, the scores that contradict the mix) of one ``autograder grade`` run."""
+        seconds, done = timed(autograder_command([kit_course / "submitted"], assignment, out, args.jobs, *extra),
+                              ROOT, kit_env)
+        if done.returncode:
+            sys.exit(f"autograder grade {' '.join(extra)} failed (exit {done.returncode}):\n"
+                     f"{done.stderr[-3000:]}")
+        return seconds, score_problems(kit_scores(done.stdout), mix)
+
     times, dask_times, missed, dask_missed = [], [], [], []
     for attempt in range(args.repeat):
         out = workdir / assignment / f"reports-{attempt}"
-        seconds, done = timed(autograder_command([kit_course / "submitted"], assignment, out, args.jobs),
-                              ROOT, kit_env)
-        if done.returncode:
-            sys.exit(f"autograder grade failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        seconds, wrong = grade(out)
         times.append(seconds)
-        missed = missed or score_problems(kit_scores(done.stdout), mix)
+        missed = missed or wrong
         if args.scheduler:
-            seconds, done = timed(autograder_command([kit_course / "submitted"], assignment,
-                                                     workdir / assignment / f"dask-{attempt}", args.jobs,
-                                                     "--scheduler", "local"), ROOT, kit_env)
-            if done.returncode:
-                sys.exit(f"autograder grade --scheduler local failed (exit {done.returncode}):\n"
-                         f"{done.stderr[-3000:]}")
+            seconds, wrong = grade(workdir / assignment / f"dask-{attempt}", "--scheduler", "local")
             dask_times.append(seconds)
-            dask_missed = dask_missed or score_problems(kit_scores(done.stdout), mix)
+            dask_missed = dask_missed or wrong
     kit = statistics.median(times)
     kit_loop = kit_loop_seconds(out, loop_student) if loop_student else None
     floor, graded = floor_seconds(kit_course, assignment, args.jobs, kit_env)
