@@ -61,18 +61,17 @@ class _Lazy(types.ModuleType):
         """Put a stand-in where the module is looked up (``sys.modules``, and its package's
         attribute); nothing changes where the real one is imported already or cannot be
         found. Returns the stand-in, or None."""
-        name = cls.NAME
-        parent = name.rpartition(".")[0]
+        parent, _, child = cls.NAME.rpartition(".")
         package = sys.modules.get(parent) if parent else None
-        if name in sys.modules or (parent and (package is None or hasattr(package, name.rpartition(".")[2]))):
+        if cls.NAME in sys.modules or (parent and (package is None or hasattr(package, child))):
             return None
-        spec = importlib.util.find_spec(name)
+        spec = importlib.util.find_spec(cls.NAME)
         if spec is None:
             return None
         stand_in = cls(spec)
-        sys.modules[name] = stand_in
+        sys.modules[cls.NAME] = stand_in
         if package is not None:
-            setattr(package, name.rpartition(".")[2], stand_in)
+            setattr(package, child, stand_in)
         return stand_in
 
 
