@@ -201,6 +201,12 @@ LN_KINDS = ("ln_plain", "ln_tokens", "ln_eps")
 WIDE_EPS = 1e-3  # Keras' LayerNormalization default, where PyTorch's (and the contract's) is 1e-5
 
 
+def _ln_kinds(on, slot):
+    """The LN_KINDS flagged (``on``) for every LayerNorm ("ln_plain") or for ``slot`` alone
+    ("ln_plain@ln1")."""
+    return frozenset(k for k in LN_KINDS if on(k) or on(f"{k}@{slot}"))
+
+
 def _ln(P, name, x, flags=frozenset()):
     """LayerNorm ``name``; "ln_plain": without its weight and bias, "ln_tokens": over the tokens,
     "ln_eps": with Keras' eps (1e-3) instead of 1e-5."""
@@ -232,11 +238,8 @@ def _enc(P, x, mask, prenorm, heads, flags, fill=float("-inf")):
     if on("pe_inside"):
         x = x + _pe(x.size(1), x.size(2), ())
     ln1, ln2 = ("ln1", "ln1") if on("ln_shared1") else ("ln2", "ln2") if on("ln_shared2") else ("ln1", "ln2")
-    def kinds(slot):  # "ln_plain" for every LayerNorm, "ln_plain@ln1" for one
-        return frozenset(k for k in LN_KINDS if on(k) or on(f"{k}@{slot}"))
-
-    norm1 = (lambda a: a) if on("no_ln1") else (lambda a: _ln(P, ln1, a, kinds("ln1")))
-    norm2 = (lambda a: a) if on("no_ln2") else (lambda a: _ln(P, ln2, a, kinds("ln2")))
+    norm1 = (lambda a: a) if on("no_ln1") else (lambda a: _ln(P, ln1, a, _ln_kinds(on, "ln1")))
+    norm2 = (lambda a: a) if on("no_ln2") else (lambda a: _ln(P, ln2, a, _ln_kinds(on, "ln2")))
     half = 0.5 if on("ffn_half") else 1.0
     used_mask = None if on("enc_mask_ignored") else mask
 
@@ -282,8 +285,8 @@ def _dec(P, x, memory, heads, flags, fill=float("-inf")):
         return _ffn(P, "ffn.", a, flags)
 
     def ln(name, a):
-        kinds = frozenset(k for k in LN_KINDS if k in flags or f"{k}@{name}" in flags)
-        return _ln(P, {"ln2": "ln1"}.get(name, name) if "ln2_is_ln1" in flags else name, a, kinds)
+        return _ln(P, {"ln2": "ln1"}.get(name, name) if "ln2_is_ln1" in flags else name, a,
+                   _ln_kinds(flags.__contains__, name))
 
     if "dec_post_ln" in flags:
         h = ln("ln1", x + attn("self_attn.", x, x, mask)[0])
