@@ -36,7 +36,7 @@ __all__ = ["Zygote", "session", "without_sandbox"]
 
 def _script(name):
     """``sandbox/<name>.py`` as the zygote imports it: the top-level module ``name`` (``worker``,
-    ``isolation``, ``zygote``), with ``wire`` the package's own module (a tensor the session
+    ``meta_device``, ``tracing``), with ``wire`` the package's own module (a tensor the session
     encodes is decoded by the same ``wire``)."""
     if sys.modules.setdefault("wire", wire) is not wire:
         raise RuntimeError("another module named 'wire' is imported: the in-process worker needs "
@@ -123,9 +123,8 @@ def without_sandbox():
     worker of the zygote is: one torch thread, the ``meta`` device's native kernels, warm."""
     import torch
 
-    _script("isolation"), _script("worker")  # what zygote.py imports as top-level modules
+    _script("worker")
     meta_device = _script("meta_device")
-    _script("zygote")
     torch.set_num_threads(1)  # as in a worker
     meta_device.lazy_imports()  # the device checks run on meta as in a worker of the zygote
     meta_device.native_meta_kernels()
