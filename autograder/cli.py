@@ -219,12 +219,15 @@ def grade_command(args, course, lang, out, err):
                          f"{', '.join(course.assignments)}")
     folders = [p if Path(p).is_dir() else Path(p).parent for p in args.paths]
     args.out.mkdir(parents=True, exist_ok=True)
-    from autograder import loading, plan as plans  # torch and nbformat: not needed for usage errors
-    from autograder.grading.messages import hide_host_paths
+    from autograder import imports_uncollected
+
+    with imports_uncollected():  # torch and nbformat: not needed for usage errors
+        from autograder import loading, plan as plans
+        from autograder.grading import batch
+        from autograder.grading.messages import hide_host_paths
+        from autograder.grading.pool import GradingPool
 
     hide_host_paths(*folders, args.out, Path(course.path).parent if getattr(course, "path", None) else None)
-    from autograder.grading import batch
-    from autograder.grading.pool import GradingPool
 
     plan = plans.resolve(course, args.assignment, lang)
     if not plan.checks:

@@ -447,3 +447,28 @@ def test_a_misspelt_course_key_exits_2_before_grading(tmp_path):
     assert done.returncode == 2
     assert "grading.check_timout" in done.stderr and "did you mean grading.request_timeout?" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_grade_imports_torch_and_the_grader_without_a_full_collection(tmp_path):
+    """Every full collection during those imports walks all the objects made so far (torch's):
+    ~0.1-0.2 s of a cold ``autograder grade``. None runs until they are frozen."""
+    probe = textwrap.dedent(f"""
+        import gc, json, sys
+        during = []
+
+        def count(phase, info):
+            if phase == "start" and info["generation"] == 2 and "torch" in sys.modules \\
+                    and "autograder.grading.pool" not in sys.modules:
+                during.append(1)
+
+        gc.callbacks.append(count)
+        from autograder import cli
+        status = cli.main(["grade", {str(EXAMPLES / "andi" / "attention" / "attention.ipynb")!r},
+                           "--assignment", "attention", "--out", {str(tmp_path / "out")!r}, "--jobs", "1"])
+        print(json.dumps({{"status": status, "during": len(during), "frozen": gc.get_freeze_count()}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["status"] == 0 and result["frozen"] > 100_000
+    assert result["during"] == 0
