@@ -12,8 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
-import nbformat
-
 from autograder import config
 from autograder.checks import registry
 from autograder.texts import LANGUAGES
@@ -133,6 +131,8 @@ def _file_digest(path):
 
 @functools.lru_cache(maxsize=32)
 def _grade_ids(path):
-    notebook = nbformat.read(str(path), as_version=4)
+    from autograder.loading import read_notebook_file
+
+    notebook = read_notebook_file(path)
     return tuple(cell.metadata.nbgrader["grade_id"] for cell in notebook.cells
                  if cell.metadata.get("nbgrader", {}).get("grade_id"))

@@ -577,3 +577,42 @@ def test_the_kit_keeps_jsonschemas_costly_optional_formats_out():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["[]"]
+
+
+def test_notebooks_are_read_as_nbformat_reads_them_without_compiling_its_schema():
+    """``read_notebook`` is ``nbformat.reads(text, as_version=4)`` less the validation, which
+    only logs and, the first time, compiles the schema (~80 ms of every grading command)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).parent.parent
+    notebooks = sorted((root / "assignments" / "source").glob("*/*.ipynb"))
+    notebooks += sorted((root / "examples" / "submissions").glob("*/*/*.ipynb"))
+    for path in notebooks:
+        text = path.read_text(encoding="utf-8")
+        try:
+            expected = nbformat.reads(text, as_version=4)
+        except nbformat.reader.NotJSONError:  # an example of a broken notebook
+            with pytest.raises(nbformat.reader.NotJSONError):
+                loading.read_notebook(text)
+            continue
+        assert loading.read_notebook(text) == expected, path
+    v3 = nbformat.v3.writes_json(nbformat.v3.new_notebook(worksheets=[nbformat.v3.new_worksheet(
+        cells=[nbformat.v3.new_code_cell(input="x = 1")])]))
+    upgraded, expected = loading.read_notebook(v3), nbformat.reads(v3, as_version=4)
+    for cell in upgraded.cells + expected.cells:  # the upgrade gives each cell a random id
+        assert len(cell.pop("id")) == 8
+    assert upgraded == expected
+    probe = textwrap.dedent(f"""
+        import nbformat.validator
+        from autograder import loading, plan
+        grading = plan.load("encoder")
+        loaded = loading.load({str(root / "examples" / "submissions" / "andi" / "encoder" / "encoder.ipynb")!r},
+                              grading.source_notebook)
+        assert loaded.chunks and not loaded.fatal
+        print(len(nbformat.validator.validators))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0"]

@@ -5,9 +5,7 @@ read one file into definitions: a notebook goes through ``cells``, a Python file
 import json
 from pathlib import Path
 
-import nbformat
-
-from autograder.loading.cells import finish, load_notebook
+from autograder.loading.cells import finish, load_notebook, read_notebook
 from autograder.loading.code import LoadedCode, Submission
 from autograder.loading.statements import add_definitions
 
@@ -103,7 +101,7 @@ def _parse_notebook(raw, loaded):
     text = _decode(raw, loaded, "notebook")
     try:
         json.loads(text)
-        return nbformat.reads(text, as_version=4)
+        return read_notebook(text)
     except Exception as error:  # nbformat raises several kinds for a broken file
         loaded.fatal = True
         loaded.problems.append({"code": "bad_notebook", "detail": str(error)[:300]})
