@@ -429,3 +429,27 @@ def test_the_batch_reads_each_students_code_once_for_the_similarity_section(tmp_
     alone = similarity.batch_similarity(graded.results, targets, settings, plan.source_notebook)
     assert data["similarity"] == json.loads(json.dumps(alone.to_json()))
     assert any({p["a"], p["b"]} == {"einsum", "einsum_copy"} for p in data["similarity"]["pairs"])
+
+
+def test_the_starter_code_is_read_only_when_two_students_can_be_compared(monkeypatch):
+    """A batch of one (a student's CI, Gradescope) has no pair to compare: the starter code's
+    k-grams (``baseline``: the source notebook parsed, ~0.1 s of a cold grading) are not made."""
+    from autograder.reports import similarity
+
+    plan = plans.load("attention")
+    settings = similarity.Settings(threshold=0.0)
+    corpus = Path(__file__).parent / "corpus" / "attention" / "correct"
+    codes = [similarity.analyse(path.stem, similarity.sources_of(path, plan.targets), settings)
+             for path in sorted(corpus.glob("*.py"))[:2]]
+    made = []
+
+    def starter():
+        made.append(1)
+        return similarity.baseline(plan.targets, settings, plan.source_notebook)
+
+    loaders = [lambda code=code: code for code in codes]
+    alone = similarity.compare_loaded(loaders[:1], settings, starter)
+    assert alone.compared == (codes[0].student,) and not alone.pairs and not made
+    both = similarity.compare_loaded(loaders, settings, starter)
+    assert made == [1] and len(both.pairs) == 1
+    assert both == similarity.compare(codes, settings, starter())

@@ -236,9 +236,9 @@ def starter_code(targets, source_notebook=None):
     else from solutions/ with every function body emptied."""
     texts = []
     if source_notebook is not None and Path(source_notebook).is_file():
-        import nbformat
+        from autograder.loading import read_notebook_file
 
-        notebook = nbformat.read(str(source_notebook), as_version=4)
+        notebook = read_notebook_file(source_notebook)
         for cell in notebook.cells:
             meta = cell.get("metadata", {}).get("nbgrader", {})
             if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")):
@@ -321,8 +321,9 @@ def compare_loaded(loaders, settings_, starter=(set(), set())):
     """``compare`` of the Codes that ``loaders`` (callables, one per student, None for a
     student left out) give, loaded one at a time: a class's codes are read from a
     ``kept.Spool`` twice (the k-grams most of them share, then each one's others) and held
-    only as the k-grams that count and, for a pair that is listed, the statements."""
-    base_grams, base_statements = starter
+    only as the k-grams that count and, for a pair that is listed, the statements.
+    ``starter``: the starter code's (k-grams, statements), or a callable that makes them,
+    called only if there are two students to compare (a batch of one has no pair)."""
     present = []  # the loaders of the students whose code could be read
     gram_counts, statement_counts = {}, {}
     for load in loaders:
@@ -340,6 +341,9 @@ def compare_loaded(loaders, settings_, starter=(set(), set())):
         common_grams = {g for g, n in gram_counts.items() if n > limit}
         common_statements = {s for s, n in statement_counts.items() if n > limit}
     del gram_counts, statement_counts
+    if callable(starter):
+        starter = starter() if len(present) >= 2 else (set(), set())
+    base_grams, base_statements = starter
     drop_grams = base_grams | common_grams
     drop_statements = base_statements | common_statements
     students, kept = [], []
@@ -411,4 +415,5 @@ def batch_similarity(results, targets, settings_, source_notebook=None, known=No
             if key not in known:
                 read_here.put(key, code_of(result, targets, settings_))
             loaders.append(functools.partial((known if key in known else read_here).__getitem__, key))
-        return compare_loaded(loaders, settings_, baseline(targets, settings_, source_notebook))
+        return compare_loaded(loaders, settings_,
+                              functools.partial(baseline, targets, settings_, source_notebook))
