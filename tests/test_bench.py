@@ -131,3 +131,34 @@ def test_the_plain_baseline_passes_the_reference_and_each_bug_is_in_its_notebook
             assert old in solved, (assignment, name)
         assert LOOP_AT[assignment] in solved, assignment
         assert set(TRAINING_CELLS.get(assignment, ())) <= set(cells), assignment
+
+
+def test_the_transformer_without_training_starts_its_zygote_before_importing_torch(tmp_path):
+    """``bench/without_training.py`` is the CLI with ``train.outcome`` left out: its cold run
+    must start like the autograder script's, the sandbox's zygote first (before, the wrapper
+    imported the plan, and torch with it, before the command could start the zygote)."""
+    notebook = ROOT / "examples" / "submissions" / "andi" / "transformer" / "transformer.ipynb"
+    probe = f"""
+import json, sys
+sys.path.insert(0, {str(ROOT / "bench")!r})
+import without_training
+from autograder import cli
+from autograder.sandbox import launch
+torch_already = []
+start_early = launch.start_early
+def start_recording(*args, **kwargs):
+    torch_already.append("torch" in sys.modules)
+    return start_early(*args, **kwargs)
+launch.start_early = start_recording
+cli.grade_command = without_training._grade_without_training(cli.grade_command)
+status = cli.main(["grade", {str(notebook)!r}, "--assignment", "transformer", "--out", {str(tmp_path)!r},
+                   "--jobs", "1"])
+print(json.dumps({{"status": status, "torch_already": torch_already}}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"status": 0, "torch_already": [False]}
+    results = json.loads(next(tmp_path.glob("*/results.json")).read_text())
+    checks = {test["extra_data"]["check"] for test in results["tests"]}
+    assert "train.outcome" not in checks and "shift.present" in checks
+    assert results["score"] == results["max_score"] > 0
