@@ -10,7 +10,8 @@ things.
 Nothing here runs student code; the sandbox (``autograder.sandbox``) does, with the chunks.
 """
 
-from autograder.loading.cells import course_notebook, load_history, load_notebook, read_notebook, read_notebook_file
+from autograder.loading.cells import (course_notebook, load_history, load_notebook, read_notebook,
+                                      read_notebook_file)
 from autograder.loading.code import AST_LOCK, LoadedCode, Submission, parse_python
 from autograder.loading.submissions import discover, load, load_bytes
 
