@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 from autograder import config
 from autograder.checks import registry
+from autograder.loading import read_notebook_file
 from autograder.texts import LANGUAGES
 
 
@@ -131,8 +132,6 @@ def _file_digest(path):
 
 @functools.lru_cache(maxsize=32)
 def _grade_ids(path):
-    from autograder.loading import read_notebook_file
-
     notebook = read_notebook_file(path)
     return tuple(cell.metadata.nbgrader["grade_id"] for cell in notebook.cells
                  if cell.metadata.get("nbgrader", {}).get("grade_id"))

@@ -36,7 +36,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.loading import parse_python
+from autograder.loading import parse_python, read_notebook_file
 
 DEFAULTS = {"threshold": 0.7, "kgram": 12, "min_fragment_tokens": 12, "common_fraction": 0.5}
 COMMON_MIN_STUDENTS = 5  # below this, "what most students write" means nothing
@@ -236,8 +236,6 @@ def starter_code(targets, source_notebook=None):
     else from solutions/ with every function body emptied."""
     texts = []
     if source_notebook is not None and Path(source_notebook).is_file():
-        from autograder.loading import read_notebook_file
-
         notebook = read_notebook_file(source_notebook)
         for cell in notebook.cells:
             meta = cell.get("metadata", {}).get("nbgrader", {})
