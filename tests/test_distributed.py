@@ -81,6 +81,35 @@ def test_the_client_gives_up_on_a_scheduler_after_its_timeout(seconds):
     assert wanted <= took < wanted + 3, took
 
 
+def test_the_wait_for_a_scheduler_is_timed_by_the_kit_not_by_dask():
+    """Dask's own connect timer may give up a few milliseconds before its timeout (seen: 2.99 s
+    of 3 under load): the kit keeps trying until its own clock says the wait is over, and a
+    malformed address is refused at once."""
+    from autograder.grading.distributed import _connect
+
+    asked = []
+
+    def gives_up_early(address, timeout):
+        asked.append(timeout)
+        time.sleep(min(timeout, 0.2) * 0.9)
+        raise OSError("refused")
+
+    started = time.monotonic()
+    with pytest.raises(ConnectionError, match="within 1 s"):
+        _connect(gives_up_early, "tcp://127.0.0.1:9", 1)
+    assert time.monotonic() - started >= 1
+    assert len(asked) > 1 and asked[0] == pytest.approx(1, abs=0.01)
+
+    def malformed(address, timeout):
+        asked.append(timeout)
+        raise ValueError("not an address")
+
+    asked.clear()
+    with pytest.raises(ConnectionError, match="not an address"):
+        _connect(malformed, "nowhere", 5)
+    assert len(asked) == 1
+
+
 @pytest.fixture
 def short_deadlines(monkeypatch, tmp_path):
     """A plan whose Dask deadlines are seconds: startup 1 s, a grade 2 s, a worker's start 1 s."""

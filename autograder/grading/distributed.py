@@ -265,6 +265,24 @@ def grade_remote(student, assignment, name, data, problem, plan, kit, changes=No
     return finish.finish(result.with_changes(**(changes or {})), plan, similar_inputs), sandbox_description()
 
 
+def _connect(client_class, scheduler, seconds):
+    """A client of ``scheduler``, tried for ``seconds`` by our own clock: Dask's timer may end
+    a few milliseconds early, and a scheduler that is still starting deserves the whole wait."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return client_class(scheduler, timeout=max(deadline - time.monotonic(), 0.05))
+        except ValueError as error:  # a malformed address: no wait will mend it
+            problem = error
+            break
+        except (OSError, TimeoutError) as error:
+            problem = error
+            if time.monotonic() >= deadline:
+                break
+    raise ConnectionError(f"cannot reach the Dask scheduler {scheduler} within {seconds:g} s "
+                          f"(--scheduler-timeout): {problem}") from None
+
+
 class DaskGrading:
     """A connection to a Dask scheduler ("local": a LocalCluster of ``jobs`` processes)."""
 
@@ -279,11 +297,7 @@ class DaskGrading:
             self.client = Client(self.cluster)
         else:
             seconds = CONNECT_SECONDS if connect_seconds is None else connect_seconds
-            try:
-                self.client = Client(scheduler, timeout=seconds)
-            except (OSError, TimeoutError, ValueError) as error:
-                raise ConnectionError(f"cannot reach the Dask scheduler {scheduler} within {seconds:g} s "
-                                      f"(--scheduler-timeout): {error}") from None
+            self.client = _connect(Client, scheduler, seconds)
         self.client.register_plugin(SandboxPlugin(), name=SandboxPlugin.name)
         self._told = set()  # the workers whose broken sandbox this client has reported
 
