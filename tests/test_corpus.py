@@ -306,7 +306,8 @@ def _wanted(item, references):
     assignment = params.get("assignment")
     if item.originalname == "test_reference_gets_full_marks":
         return [(assignment, references[assignment])]
-    if item.originalname == "test_every_check_is_failed_by_some_mutant":
+    if item.originalname in ("test_every_check_is_failed_by_some_mutant",
+                             "test_every_mutant_keeps_its_pinned_verdict"):
         return [(e.assignment, e.path) for e in ENTRIES
                 if e.assignment == assignment and e.kind in ("mutant", "degenerate")]
     if item.originalname == "test_every_diagnosis_is_produced_by_its_mutants":
@@ -555,6 +556,54 @@ def test_every_check_is_failed_by_some_mutant(assignment, grader):
     uncovered = [c for c in ids if c not in failed]
     assert not uncovered, (f"no mutant or degenerate file of {assignment!r} fails these checks (add one per check): "
                            f"{', '.join(uncovered)}")
+
+
+# -- every verdict pinned: the condition for lighter checks (issue 25) ----------------------------
+VERDICTS = CORPUS / "verdicts.json"
+REPIN = "CORPUS_REPIN"  # set to 1 to write the pins of the assignments a run grades
+
+
+def pinned_verdict(result):
+    """What a one-bug or degenerate file's grade must keep: the status of every check that did
+    not pass (failed, skipped, timeout), and the catalogue's diagnoses, (target, mistake)."""
+    return {"not_passed": {c: o["status"] for c, o in sorted(result["outcomes"].items())
+                           if o["status"] != "passed"},
+            "diagnoses": sorted([target, mistake] for target, mistake, _ in result["diagnoses"]
+                                if mistake in catalogue.BY_ID)}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_mutant_keeps_its_pinned_verdict(assignment, grader):
+    """Every mutant and degenerate file is caught by exactly the checks, and named by exactly
+    the diagnoses, that tests/corpus/verdicts.json pins (the correct files' full marks are
+    test_corpus_submission's). A change to a check that moves any of them (a lighter check, a
+    new one, another tolerance) fails here until the pins are written again with
+    ``CORPUS_REPIN=1`` and the diff of verdicts.json is reviewed: the headers say what must
+    hold, this says what does."""
+    require_checks(assignment)
+    entries = [e for e in ENTRIES if e.assignment == assignment and e.kind in ("mutant", "degenerate")]
+    graded = {f"{e.path.parent.name}/{e.path.stem}": pinned_verdict(grader.result(assignment, e.path))
+              for e in entries}
+    pins = json.loads(VERDICTS.read_text(encoding="utf-8")) if VERDICTS.exists() else {}
+    if os.environ.get(REPIN) == "1":
+        pins[assignment] = graded
+        VERDICTS.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        pytest.fail(f"{VERDICTS.name} written for {assignment}: review its diff, then run without {REPIN}")
+    pinned = pins.get(assignment, {})
+    moved = []
+    for name in sorted(set(graded) | set(pinned)):
+        now, then = graded.get(name), pinned.get(name)
+        if now is None or then is None:
+            moved.append(f"{name}: {'not pinned' if then is None else 'pinned, but no such file'}")
+            continue
+        for check_id in sorted(set(now["not_passed"]) | set(then["not_passed"])):
+            a, b = then["not_passed"].get(check_id, "passed"), now["not_passed"].get(check_id, "passed")
+            if a != b:
+                moved.append(f"{name}: {check_id} was {a}, now {b}")
+        if now["diagnoses"] != then["diagnoses"]:
+            moved.append(f"{name}: diagnoses were {then['diagnoses']}, now {now['diagnoses']}")
+    assert not moved, (f"{len(moved)} verdict(s) of {assignment} moved from tests/corpus/verdicts.json "
+                       f"(rewrite with {REPIN}=1 only if the change is meant):\n  " + "\n  ".join(moved))
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
