@@ -526,8 +526,7 @@ class Worker:
 
     def _build(self, request, skip_init):
         """(the module the request builds, with its ``values`` copied in: (missing, mismatched,
-        whether the init was skipped and every parameter then overwritten), or None without
-        values)."""
+        whether every parameter was overwritten) or None without values)."""
         cls = (self.given if request.get("given") else self.namespace)[request["name"]]
         args = wire.decode_value(request.get("args", []), meta=True)
         kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
@@ -551,11 +550,7 @@ class Worker:
             obj.to(torch.device(request["device"]))
         if "values" not in request:
             return obj, None
-        missing, mismatched, overwritten = self._copy_in(obj, request["values"])
-        covered = skip_init and all(  # nn.Module's own dictionaries, as _module_tree reads them
-            id(param) in overwritten for _, module in _module_tree(obj)[0]
-            for param in _get(module, "_parameters").values() if isinstance(param, torch.nn.Parameter))
-        return obj, (missing, mismatched, covered)
+        return obj, self._copy_in(obj, request["values"])
 
     def op_set(self, request):
         missing, mismatched, _ = self._copy_in(self.objects[request["id"]], request["values"])
@@ -564,7 +559,7 @@ class Worker:
     @staticmethod
     def _copy_in(obj, values):
         """Copy ``values`` ({path: tensor}) into ``obj``: (missing paths, mismatched [path,
-        shape] pairs, the ids of the tensors overwritten)."""
+        shape] pairs, whether every parameter of ``obj`` was overwritten)."""
         missing, mismatched, overwritten = [], [], set()
         with torch.no_grad():
             for path, value in values.items():
@@ -582,7 +577,10 @@ class Worker:
                     continue
                 target.copy_(tensor)
                 overwritten.add(id(target))
-        return missing, mismatched, overwritten
+        modules, _, _ = _module_tree(obj)  # from nn.Module's own dictionaries, as described
+        covered = all(id(param) in overwritten for _, module in modules
+                      for param in _get(module, "_parameters").values() if isinstance(param, torch.nn.Parameter))
+        return missing, mismatched, covered
 
     def _target(self, target):
         """The object (or one of its sub-modules, by path, or one of the contract's methods)
