@@ -72,16 +72,6 @@ def _weights(*names):
     return values
 
 
-def _built_here(name, seed, values):
-    """The module as a worker built it before: torch's generator seeded, then the weights in."""
-    torch.manual_seed(seed)
-    module = CODE_NAMESPACE[name](D).eval()
-    with torch.no_grad():
-        for path, value in values.items():
-            module.get_parameter(path).copy_(value)
-    return module
-
-
 def _seeded_draw(seed):
     torch.manual_seed(seed)
     return torch.rand(4)
@@ -104,7 +94,11 @@ def test_a_parameter_the_weights_leave_alone_keeps_the_initialisation_of_its_see
     obj, missing, mismatched = session.new_with_params("Extra", (D,), {}, _weights("lin"))
     assert missing == [] and mismatched == []
     seed = session.recipe(obj)["seed"]
-    here = _built_here("Extra", seed, _weights("lin"))
+    torch.manual_seed(seed)
+    here = CODE_NAMESPACE["Extra"](D).eval()
+    with torch.no_grad():
+        for path, value in _weights("lin").items():
+            here.get_parameter(path).copy_(value)
     x = torch.randn(2, D)
     assert torch.equal(session.call(obj, x), here(x).detach())
     assert not torch.equal(session.call("draw"), _seeded_draw(seed))  # built as always: it drew
@@ -113,7 +107,12 @@ def test_a_parameter_the_weights_leave_alone_keeps_the_initialisation_of_its_see
 def test_a_constructor_that_fails_on_skipped_weights_is_built_as_always(session):
     obj, missing, mismatched = session.new_with_params("Picky", (D,), {}, _weights("lin"))
     assert missing == [] and mismatched == []
-    here = _built_here("Picky", session.recipe(obj)["seed"], _weights("lin"))
+    seed = session.recipe(obj)["seed"]
+    torch.manual_seed(seed)
+    here = CODE_NAMESPACE["Picky"](D).eval()
+    with torch.no_grad():
+        for path, value in _weights("lin").items():
+            here.get_parameter(path).copy_(value)
     x = torch.randn(2, D)
     assert torch.equal(session.call(obj, x), here(x).detach())  # its start is the seeded one's
 
