@@ -404,34 +404,6 @@ def _submodule(root, path):
             return None
     return module
 
-# -- building a module whose every parameter the request then overwrites ----------------------
-# A request that copies weights in (``values``) first builds the module; the random
-# initialisation of torch's own layers in it is then thrown away, and it was most of the
-# build (kaiming_uniform_ on every Linear). So the build skips it: those layers' parameters are
-# zeroed instead (deterministic, should the constructor read them), and torch's generator is
-# not advanced. A build whose every parameter the values did not then overwrite is made again
-# as before, from the seed: what the module holds never depends on the skip.
-_SKIPPING = [False]
-
-
-def _skippable(original):
-    def reset_parameters(self):
-        if not _SKIPPING[0]:
-            return original(self)
-        with torch.no_grad():
-            for param in _get(self, "_parameters").values():
-                if isinstance(param, torch.Tensor):
-                    param.zero_()
-        return None
-
-    reset_parameters.__wrapped__ = original
-    return reset_parameters
-
-
-for _layer in (torch.nn.Linear, torch.nn.LayerNorm, torch.nn.Embedding):
-    _layer.reset_parameters = _skippable(_layer.reset_parameters)
-
-
 class Worker:
     def __init__(self, channel):
         self.channel = channel
@@ -503,14 +475,23 @@ class Worker:
         return {}
 
     def op_new(self, request):
-        obj, copied = None, None
-        if isinstance(request.get("values"), dict) and request["values"]:
-            try:
-                obj, copied = self._build(request, skip_init=True)
-            except Exception:  # it may raise only where the init was skipped: built as always
-                obj = None
-        if obj is None or not copied[2]:  # a parameter the values left as the skipped init had it
-            obj, copied = self._build(request, skip_init=False)
+        cls = (self.given if request.get("given") else self.namespace)[request["name"]]
+        args = wire.decode_value(request.get("args", []), meta=True)
+        kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
+        repeat = request.get("repeat", 1)
+        if isinstance(request.get("seed"), int):  # built again elsewhere, it initialises the same
+            manual_seed(request["seed"])
+        if repeat > 1:
+            obj = torch.nn.Sequential(*[cls(*args, **kwargs) for _ in range(repeat)])
+        else:
+            obj = cls(*args, **kwargs)
+        if not isinstance(obj, torch.nn.Module):
+            raise TypeError(f"{request['name']}(...) did not create a torch.nn.Module")
+        obj.eval()
+        if request.get("dtype"):
+            obj.to(wire.DTYPES[request["dtype"]][0])
+        if request.get("device"):
+            obj.to(torch.device(request["device"]))
         self.objects[request["id"]] = obj
         reply = {}
         if request.get("describe", True) is not False:  # an object built again: not described
@@ -520,47 +501,16 @@ class Worker:
                 "aliases": aliases,
                 "modules": [[path, type(m).__name__] for path, m in modules if path],
             }
-        if copied is not None:  # the weights copied in, in the same request
-            reply.update({"missing": copied[0], "mismatched": copied[1]})
+        if "values" in request:  # the weights to copy in, in the same request
+            reply.update(self._set(obj, request["values"]))
         return reply
 
-    def _build(self, request, skip_init):
-        """(the module the request builds, with its ``values`` copied in: (missing, mismatched,
-        whether every parameter was overwritten) or None without values)."""
-        cls = (self.given if request.get("given") else self.namespace)[request["name"]]
-        args = wire.decode_value(request.get("args", []), meta=True)
-        kwargs = wire.decode_value(request.get("kwargs", {}), meta=True)
-        repeat = request.get("repeat", 1)
-        if isinstance(request.get("seed"), int):  # built again elsewhere, it initialises the same
-            manual_seed(request["seed"])
-        _SKIPPING[0] = skip_init
-        try:
-            if repeat > 1:
-                obj = torch.nn.Sequential(*[cls(*args, **kwargs) for _ in range(repeat)])
-            else:
-                obj = cls(*args, **kwargs)
-        finally:
-            _SKIPPING[0] = False
-        if not isinstance(obj, torch.nn.Module):
-            raise TypeError(f"{request['name']}(...) did not create a torch.nn.Module")
-        obj.eval()
-        if request.get("dtype"):
-            obj.to(wire.DTYPES[request["dtype"]][0])
-        if request.get("device"):
-            obj.to(torch.device(request["device"]))
-        if "values" not in request:
-            return obj, None
-        return obj, self._copy_in(obj, request["values"])
-
     def op_set(self, request):
-        missing, mismatched, _ = self._copy_in(self.objects[request["id"]], request["values"])
-        return {"missing": missing, "mismatched": mismatched}
+        return self._set(self.objects[request["id"]], request["values"])
 
     @staticmethod
-    def _copy_in(obj, values):
-        """Copy ``values`` ({path: tensor}) into ``obj``: (missing paths, mismatched [path,
-        shape] pairs, whether every parameter of ``obj`` was overwritten)."""
-        missing, mismatched, overwritten = [], [], set()
+    def _set(obj, values):
+        missing, mismatched = [], []
         with torch.no_grad():
             for path, value in values.items():
                 tensor = wire.decode_value(value, meta=True)
@@ -576,11 +526,7 @@ class Worker:
                     mismatched.append([path, list(getattr(target, "shape", []))])
                     continue
                 target.copy_(tensor)
-                overwritten.add(id(target))
-        modules, _, _ = _module_tree(obj)  # from nn.Module's own dictionaries, as described
-        covered = all(id(param) in overwritten for _, module in modules
-                      for param in _get(module, "_parameters").values() if isinstance(param, torch.nn.Parameter))
-        return missing, mismatched, covered
+        return {"missing": missing, "mismatched": mismatched}
 
     def _target(self, target):
         """The object (or one of its sub-modules, by path, or one of the contract's methods)
