@@ -352,6 +352,12 @@ def describe(result, only_lost=True):
     return "\n".join(lines)
 
 
+def catalogue_diagnoses(result):
+    """[target, mistake] of each diagnosis that names a mistake of the catalogue (the derived
+    findings of checks.consequences only group failures: they never count as a diagnosis)."""
+    return [[target, mistake] for target, mistake, _ in result["diagnoses"] if mistake in catalogue.BY_ID]
+
+
 def hidden_sizes_in(message):
     """The message shows one of course.toml's hidden sizes in its role (sizes checks only show
     generated configurations, which never hold one)."""
@@ -474,8 +480,7 @@ def test_corpus_submission(entry, grader):
         message = outcomes[check_id]["message"]
         if substring.lower() not in message.lower():
             wrong.append(f"expected the message of {check_id} to contain {substring!r}, got {message!r}")
-    # the catalogue's mistakes; the derived findings (checks.consequences) only group checks
-    named = [mistake for _, mistake, _ in result["diagnoses"] if mistake in catalogue.BY_ID]
+    named = [mistake for _, mistake in catalogue_diagnoses(result)]
     if entry.diagnosis == "none" and named:
         wrong.append(f"expected no diagnosis, got {', '.join(named)}")
     elif entry.diagnosis not in (None, "none") and entry.diagnosis not in named:
@@ -568,8 +573,7 @@ def pinned_verdict(result):
     not pass (failed, skipped, timeout), and the catalogue's diagnoses, (target, mistake)."""
     return {"not_passed": {c: o["status"] for c, o in sorted(result["outcomes"].items())
                            if o["status"] != "passed"},
-            "diagnoses": sorted([target, mistake] for target, mistake, _ in result["diagnoses"]
-                                if mistake in catalogue.BY_ID)}
+            "diagnoses": sorted(catalogue_diagnoses(result))}
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
