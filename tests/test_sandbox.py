@@ -15,6 +15,9 @@ import os, sys, time
 import torch
 import torch.nn as nn
 
+class TooLong(ValueError):
+    pass
+
 class Echo(nn.Module):
     def __init__(self, d):
         super().__init__()
@@ -22,6 +25,8 @@ class Echo(nn.Module):
     def forward(self, x, mode="ok"):
         if mode == "raise":
             raise ValueError("student bug")
+        if mode == "raise_own":
+            raise TooLong("a ValueError of its own")
         if mode == "loop":
             while True:
                 pass
@@ -87,6 +92,15 @@ def test_student_exception_comes_back_with_its_line(session):
         session.call(obj, torch.zeros(1, 4), mode="raise")
     assert error.value.type == "ValueError" and "student bug" in error.value.message
     assert any("cell 1" in w for w in error.value.where)
+
+
+def test_a_students_own_exception_class_comes_back_with_its_builtin_base(session):
+    """A check that wants a ValueError (tf.length_error) accepts a subclass of it: the worker
+    names the nearest built-in class beside the student's own."""
+    obj = session.new("Echo", 4)
+    with pytest.raises(StudentError) as error:
+        session.call(obj, torch.zeros(1, 4), mode="raise_own")
+    assert (error.value.type, error.value.builtin) == ("TooLong", "ValueError")
 
 
 @pytest.mark.parametrize("mode, kind", [("loop", "timeout"), ("sleep", "timeout"), ("exit", "crashed")])

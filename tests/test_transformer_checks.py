@@ -175,3 +175,80 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, monkeypatch, n
         assert by_id["train.update"].status == "failed"
     assert all(o.status != "error" for o in result.outcomes)
     assert result.score <= result.max_score - registry.REGISTRY["train.outcome"].points
+
+
+# -- tf.length_error: the contract's "a length over max_len is a clear ValueError" -----------------
+LENGTH_RULES = {
+    "the reference's own": "",
+    "a ValueError subclass": """
+class SequenceTooLong(ValueError):
+    pass
+
+class Transformer(Transformer):
+    def _embed(self, embedding, tokens):
+        if tokens.size(1) > self.max_len:
+            raise SequenceTooLong(f"{tokens.size(1)} > max_len")
+        return embedding(tokens) * self.d_model ** 0.5 + self.pe[:tokens.size(1)]
+""",
+    "no check (the PE slice fails to broadcast)": """
+class Transformer(Transformer):
+    def _embed(self, embedding, tokens):
+        return embedding(tokens) * self.d_model ** 0.5 + self.pe[:tokens.size(1)]
+""",
+    "off by one (exactly max_len refused)": """
+class Transformer(Transformer):
+    def _embed(self, embedding, tokens):
+        if tokens.size(1) >= self.max_len:
+            raise ValueError("too long")
+        return embedding(tokens) * self.d_model ** 0.5 + self.pe[:tokens.size(1)]
+""",
+    "checked in encode only": """
+class Transformer(Transformer):
+    def encode(self, src):
+        if src.size(1) > self.max_len:
+            raise ValueError("too long")
+        return super().encode(src)
+
+    def _embed(self, embedding, tokens):
+        return embedding(tokens) * self.d_model ** 0.5 + self.pe[:tokens.size(1)]
+""",
+    "an assertion instead": """
+class Transformer(Transformer):
+    def _embed(self, embedding, tokens):
+        assert tokens.size(1) <= self.max_len, "too long"
+        return embedding(tokens) * self.d_model ** 0.5 + self.pe[:tokens.size(1)]
+""",
+}
+LENGTH_VERDICTS = {
+    "the reference's own": None, "a ValueError subclass": None,
+    "no check (the PE slice fails to broadcast)": "encode(...) with 7 tokens raised RuntimeError",
+    "off by one (exactly max_len refused)": "a sequence of exactly 6 tokens is refused",
+    "checked in encode only": "decode(...) with 7 tokens raised RuntimeError",
+    "an assertion instead": "raised AssertionError",
+}
+
+
+@pytest.mark.parametrize("rule", LENGTH_RULES)
+def test_only_a_clear_valueerror_over_max_len_passes_the_length_check(rule):
+    """A ValueError (or a subclass of it) for a length over max_len, in encode and in decode,
+    and exactly max_len accepted: anything else fails tf.length_error, saying what happened."""
+    from autograder.checks.context import Context
+    from autograder.checks.registry import CheckFailed
+    from autograder.sandbox import inprocess
+
+    session = inprocess.session("from solutions import *\n" + LENGTH_RULES[rule], origin="length")
+    plan = plans.load("transformer")
+    check = next(c for c in plan.checks if c.id == "tf.length_error")
+    try:
+        check.run(Context(session, plan, check))
+        said = None
+    except CheckFailed as failure:
+        said = failure.message["en"]
+    finally:
+        session.close()
+    expected = LENGTH_VERDICTS[rule]
+    if expected is None:
+        assert said is None, said
+    else:
+        assert said is not None and expected in said, said
+

@@ -169,6 +169,49 @@ def tf_shape(ctx):
         ctx.tensor(ctx.call(obj.method("encode"), src), MEMORY, shape=(b, ts, c.d_model))
 
 
+LONGEST = 6  # the max_len tf.length_error builds with: short, so that one token more is cheap
+
+
+@check("tf.length_error", assignment="transformer", target=TRANSFORMER, category="api", points=1,
+       needs=TF_NEEDS, title=bilingual("ValueError yang jelas bila urutan lebih panjang dari max_len",
+                                       "A clear ValueError when a sequence is longer than max_len"),
+       hint=bilingual("Periksa panjangnya sebelum menambahkan PE, di encode dan di decode, mis. `if t > "
+                      "self.max_len: raise ValueError(...)`; panjang tepat max_len tetap boleh.",
+                      "Check the length before adding the PE, in encode and in decode, e.g. `if t > "
+                      "self.max_len: raise ValueError(...)`; a length of exactly max_len is still fine."))
+def tf_length_error(ctx):
+    """The contract: a length over max_len is a clear ValueError (a subclass counts), in encode
+    and in decode alike; exactly max_len works."""
+    c = ctx.chapter
+    obj = ctx.new(TRANSFORMER, *transformer_arguments(c, max_len=LONGEST))
+    src, tgt = model_inputs(ctx, c, 2, LONGEST, LONGEST)
+    too_long_src, too_long_tgt = model_inputs(ctx, c, 2, LONGEST + 1, LONGEST + 1)
+    try:
+        memory = ctx.call(obj.method("encode"), src)
+        ctx.call(obj.method("decode"), tgt, memory)
+    except ctx.StudentError as error:
+        fail(bilingual(f"Dengan max_len = {LONGEST}, urutan sepanjang tepat {LONGEST} ditolak ({error.type}: "
+                       f"{error.message[:200]}); hanya panjang di atas max_len yang harus ditolak.",
+                       f"With max_len = {LONGEST}, a sequence of exactly {LONGEST} tokens is refused "
+                       f"({error.type}: {error.message[:200]}); only a length over max_len must be."))
+    ctx.tensor(memory, MEMORY, shape=(2, LONGEST, c.d_model))
+    for name, args in (("encode", (too_long_src,)), ("decode", (too_long_tgt, memory))):
+        call = f"{name}(...) dengan {LONGEST + 1} token", f"{name}(...) with {LONGEST + 1} tokens"
+        try:
+            ctx.call(obj.method(name), *args)
+        except ctx.StudentError as error:
+            if "ValueError" in (error.type, error.builtin):
+                continue
+            fail(bilingual(f"Dengan max_len = {LONGEST}, {call[0]} memunculkan {error.type}: {error.message[:200]}, "
+                           "bukan ValueError yang menjelaskan bahwa urutannya terlalu panjang.",
+                           f"With max_len = {LONGEST}, {call[1]} raised {error.type}: {error.message[:200]}, "
+                           "not a ValueError saying that the sequence is too long."))
+        fail(bilingual(f"Dengan max_len = {LONGEST}, {call[0]} berjalan tanpa error; urutan yang lebih panjang "
+                       "dari max_len harus memunculkan ValueError.",
+                       f"With max_len = {LONGEST}, {call[1]} ran without an error; a sequence longer than "
+                       "max_len must raise a ValueError."))
+
+
 @check("tf.distinct_blocks", assignment="transformer", target=TRANSFORMER, category="param_count", points=1,
        needs=TF_NEEDS, title=bilingual("Setiap lapisan punya bloknya sendiri", "Every layer has its own block"),
        hint=bilingual("Buat blok baru untuk tiap lapisan: `nn.ModuleList([EncoderBlock(...) for _ in "

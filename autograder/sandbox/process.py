@@ -44,6 +44,7 @@ class StudentError(Exception):
 
     def __init__(self, info):
         self.type = str(info.get("type", "Error"))[:80]
+        self.builtin = str(info.get("builtin", self.type))[:80]  # its nearest built-in class
         self.message = str(info.get("message", ""))[:2000]
         where = info.get("where")
         self.where = [str(w)[:200] for w in where[:3]] if isinstance(where, list) else []

@@ -601,6 +601,22 @@ def tf_param_count(c):
     param_count(_transformer(c, 10, 11, 16, 4, 32, 1, 32), 6155, "Transformer(10, 11, 16, 4, 32, 1, 32)")
 
 
+def tf_length_error(c):
+    model = _transformer(c, 10, 11, 32, 4, 64, 2, 6)
+    c.call(model.encode, _tokens(c, 2, 6))  # exactly max_len: fine
+    try:
+        c.call(model.encode, _tokens(c, 2, 7))
+    except NotImplementedError:
+        raise
+    except ValueError:
+        return
+    except Exception as error:
+        fail(f"encode dengan 7 token (max_len = 6) memunculkan {type(error).__name__}, bukan ValueError.",
+             f"encode with 7 tokens (max_len = 6) raised {type(error).__name__}, not a ValueError.")
+    fail("encode dengan 7 token (max_len = 6) harus memunculkan ValueError.",
+         "encode with 7 tokens (max_len = 6) must raise a ValueError.")
+
+
 def tf_causality(c):
     model = _transformer(c)
     src, tgt = _tokens(c, 2, LENGTH), _tokens(c, 2, LENGTH, 11)
@@ -785,6 +801,7 @@ CHECKS = {
         ("tf.shape", tf_shape, ("tf.construct",)),
         ("tf.distinct_blocks", tf_distinct_blocks, ("tf.construct",)),
         ("tf.param_count", tf_param_count, ("tf.distinct_blocks",)),
+        ("tf.length_error", tf_length_error, ("tf.shape",)),
         ("tf.causality", tf_causality, ("tf.shape",)),
         ("tf.memory_path", tf_memory_path, ("tf.shape",)),
         ("train.loss", train_loss, ("tf.shape",)),
