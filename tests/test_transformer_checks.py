@@ -252,3 +252,26 @@ def test_only_a_clear_valueerror_over_max_len_passes_the_length_check(rule):
     else:
         assert said is not None and expected in said, said
 
+
+@pytest.mark.parametrize("change, why, said", [
+    ("extra", "extra", "as an nn.Parameter; see tf.param_count"),
+    ("missing", "missing", "lacks the contract's parameter"),
+    ("shape", "shape", "in another shape"),
+])
+def test_a_state_of_another_layout_names_its_parameter_and_the_count_check(change, why, said):
+    """train.outcome cannot measure a model whose parameters differ from the contract's; it
+    says which parameter and how, and points at tf.param_count (the root), not at the steps."""
+    stepper, state, batch, _ = honest_pair()
+    name = next(iter(state["params"]))
+    if change == "extra":
+        state["params"]["pe"] = torch.zeros(32, 32)
+        name = "pe"
+    elif change == "missing":
+        del state["params"][name]
+    else:
+        state["params"][name] = torch.zeros(3)
+    with pytest.raises(steps.LayoutMismatch) as mismatch:
+        stepper.step(state, batch)
+    assert (mismatch.value.path, mismatch.value.why) == (name, why)
+    message = outcome.layout_mismatch(mismatch.value)
+    assert said in message.en and f"`{name}`" in message.en and "tf.param_count" in message.id

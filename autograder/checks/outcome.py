@@ -64,6 +64,28 @@ def curves(mine, reference):
                      f" Your loss curve: {curve(mine)}; the reference's: {curve(reference)}.")
 
 
+def layout_mismatch(error):
+    """The message for a trained state the reference cannot load (``steps.LayoutMismatch``):
+    the root is the model's parameters, which tf.param_count names; training cannot be measured."""
+    path, why = getattr(error, "path", error.args[0] if error.args else "?"), getattr(error, "why", "shape")
+    what = {
+        "extra": (f"punya parameter `{path}` yang tidak ada pada Transformer kontrak (mis. tabel positional "
+                  "encoding sebagai nn.Parameter; lihat tf.param_count)",
+                  f"has a parameter `{path}` the contract's Transformer does not have (e.g. the positional "
+                  "table as an nn.Parameter; see tf.param_count)"),
+        "missing": (f"tidak punya parameter `{path}` dari Transformer kontrak (lihat tf.param_count)",
+                    f"lacks the contract's parameter `{path}` (see tf.param_count)"),
+    }.get(why, (f"menyimpan parameter `{path}` dengan bentuk lain daripada Transformer kontrak (lihat "
+                "tf.param_count)",
+                f"holds the parameter `{path}` in another shape than the contract's Transformer (see "
+                "tf.param_count)"))
+    return bilingual(f"Model Anda {what[0]}, jadi pelatihannya tidak dapat dimulai dari parameter acuan dan "
+                     "diukur. Begitu parameternya sesuai kontrak, pemeriksaan ini mengukur pelatihan Anda.",
+                     f"Your model {what[1]}, so its training cannot start from the reference's parameters "
+                     "and be measured. Once the parameters match the contract, this check measures your "
+                     "training.")
+
+
 def budget_text():  # a function: tests shorten the budget
     return bilingual(f"Anggaran: {MAX_STEPS} langkah, {BUDGET_SECONDS} detik CPU (satu inti) di sandbox, "
                      f"paling lama {WALL_FACTOR * BUDGET_SECONDS} detik waktu jam dinding.",
@@ -148,9 +170,8 @@ def train_outcome(ctx):
         for index, (batch, loss, after) in enumerate(zip(chunk, losses, states)):
             try:
                 expected_loss, expected = stepper.step(state, batch)
-            except KeyError as missing_path:
-                fail(bilingual(f"Keadaan model tidak berbentuk seperti kontrak (parameter {missing_path}).",
-                               f"The model's state does not have the contract's layout (parameter {missing_path})."))
+            except KeyError as mismatch:
+                fail(layout_mismatch(mismatch))
             problem = compare_states(after, expected, LR)
             mine.append(loss)
             reference.append(expected_loss)

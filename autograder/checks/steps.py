@@ -43,6 +43,15 @@ def initial_state(model):
     return {"params": {name: p.detach().clone() for name, p in model.named_parameters()}, "adam": {}}
 
 
+class LayoutMismatch(KeyError):
+    """A state that does not fit the contract's model: its parameter ``path`` is one the model
+    has not (``why`` "extra"), one it lacks ("missing") or of another shape ("shape")."""
+
+    def __init__(self, path, why):
+        super().__init__(path)
+        self.path, self.why = path, why
+
+
 class Stepper:
     """The reference Transformer and an Adam, built once, loaded with a state for each step."""
 
@@ -55,17 +64,17 @@ class Stepper:
 
     def load(self, state):
         """Hold ``state``; a path the contract does not have, or one missing or of another
-        shape, is a ``KeyError`` naming it."""
+        shape, is a ``LayoutMismatch`` (a ``KeyError``) naming it."""
         extra = sorted(set(state["params"]) - set(self.names))
         missing = sorted(set(self.names) - set(state["params"]))
         if extra or missing:
-            raise KeyError((extra + missing)[0])
+            raise LayoutMismatch(*((extra[0], "extra") if extra else (missing[0], "missing")))
         self.optimizer.state.clear()
         with torch.no_grad():
             for name, p in self.names.items():
                 value = state["params"][name]
                 if value.shape != p.shape:
-                    raise KeyError(name)
+                    raise LayoutMismatch(name, "shape")
                 p.copy_(value)
                 moments = state["adam"].get(name)
                 if moments:

@@ -124,9 +124,11 @@ def train_sensitivity(ctx):
         args, start, batches, losses, states = train_run(ctx, 1)
         if not fair_share(state_movement(start, states[0]), reference_movement(ctx, args, start, batches[0])):
             fail(bilingual("Parameter model (hampir) tidak berubah setelah train_step: langkah optimizer "
-                           "tidak dijalankan atau gradiennya tidak sampai.",
+                           "tidak dijalankan, atau saat dijalankan belum ada gradien (mis. optimizer.step() "
+                           "sebelum loss.backward(), atau zero_grad() di antara backward() dan step()).",
                            "The model's parameters (almost) do not change after train_step: the optimizer "
-                           "does not step, or no gradient reaches them."))
+                           "does not step, or no gradient is there when it does (e.g. optimizer.step() "
+                           "before loss.backward(), or zero_grad() between backward() and step())."))
     computes(ctx, run)
 
 
