@@ -275,3 +275,76 @@ def test_a_state_of_another_layout_names_its_parameter_and_the_count_check(chang
     assert (mismatch.value.path, mismatch.value.why) == (name, why)
     message = outcome.layout_mismatch(mismatch.value)
     assert said in message.en and f"`{name}`" in message.en and "tf.param_count" in message.id
+
+
+# -- train.mode: the contract's model.train(), read while the step runs ----------------------------------
+TRAIN_MODES = {
+    "the reference's own": (None, ""),
+    "no model.train()": ("call model.train()", """
+def train_step(model, optimizer, src, tgt_in, tgt_out):
+    optimizer.zero_grad()
+    logits = model(src, tgt_in)
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""),
+    "model.train() only after the forward": ("call model.train()", """
+def train_step(model, optimizer, src, tgt_in, tgt_out):
+    optimizer.zero_grad()
+    logits = model(src, tgt_in)
+    model.train()
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""),
+    "the caller's mode restored afterwards": (None, """
+def train_step(model, optimizer, src, tgt_in, tgt_out):
+    was_training = model.training
+    model.train()
+    try:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt_out.flatten())
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    finally:
+        model.train(was_training)
+"""),
+    "encode and decode called directly": (None, """
+def train_step(model, optimizer, src, tgt_in, tgt_out):
+    model.train()
+    optimizer.zero_grad()
+    logits = model.decode(tgt_in, model.encode(src))
+    loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), tgt_out)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""),
+}
+
+
+@pytest.mark.parametrize("rule", TRAIN_MODES)
+def test_train_mode_reads_the_mode_while_the_step_runs(rule):
+    """The step gets a model in eval mode; it must run it in training mode, however it is
+    written (restoring the caller's mode afterwards, calling encode and decode itself)."""
+    from autograder.checks.context import Context
+    from autograder.checks.registry import CheckFailed
+    from autograder.sandbox import inprocess
+
+    expected, code = TRAIN_MODES[rule]
+    session = inprocess.session("from solutions import *\nimport torch\n" + code, origin="mode")
+    plan = plans.load("transformer")
+    check = next(c for c in plan.checks if c.id == "train.mode")
+    try:
+        check.run(Context(session, plan, check))
+        said = None
+    except CheckFailed as failure:
+        said = failure.message["en"]
+    finally:
+        session.close()
+    if expected is None:
+        assert said is None, said
+    else:
+        assert said is not None and expected in said, said

@@ -177,6 +177,27 @@ def train_update(ctx):
                        f"({problem.en})."))
 
 
+@check("train.mode", assignment="transformer", target=TRAIN, category="api", points=1,
+       needs=("train.sensitivity",), title=bilingual("train_step menjalankan model dalam mode train",
+                                                    "train_step runs the model in training mode"),
+       hint=HINT_TRAIN)
+def train_mode(ctx):
+    """The contract's ``model.train()``: the step is given a model in eval mode (as greedy_decode
+    leaves it), and every module of it must be in training mode whenever the step calls it. Read
+    while it runs, so a step that restores the caller's mode afterwards is as right."""
+    args = chapter_args(ctx)
+    model, _ = given_transformer(ctx, args)  # built in eval mode
+    optimizer = ctx.session.optimizer(model, LR)
+    _, _, modes = ctx.session.train(TRAIN, model, optimizer, step_batches(ctx, 1), modes=True)
+    if modes[0] is False:
+        fail(bilingual("Model diberikan dalam mode eval (seperti sesudah greedy_decode) dan train_step "
+                       "menjalankannya tetap dalam mode eval: panggil model.train() di awal setiap langkah "
+                       "(lapisan seperti dropout bekerja lain dalam mode train).",
+                       "The model was given in eval mode (as greedy_decode leaves it) and train_step ran it in "
+                       "eval mode: call model.train() at the start of every step (layers such as dropout "
+                       "work differently in training mode)."))
+
+
 # -- greedy_decode ------------------------------------------------------------------------------------
 def reference_decoding(ctx, model, source, max_len):
     """The reference's greedy decoding of ``source`` by ``model``, the grader's own: the shared

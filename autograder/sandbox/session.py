@@ -339,19 +339,28 @@ class Session:
             return None
         return self.worker.cpu_seconds()
 
-    def train(self, function, model, optimizer, batches, timeout=None):
+    def train(self, function, model, optimizer, batches, timeout=None, modes=False):
         """``function(model, optimizer, *batch)`` for each batch (src, tgt_in, tgt_out), gradients
-        on: (the losses it returned, float or None each, the state after each step)."""
-        reply = self._request({"op": "train", "func": str(function), "model": self._target(model)["obj"],
-                               "optimizer": optimizer.id, "batches": wire.encode_value(list(batches))},
-                              timeout)
+        on: (the losses it returned, float or None each, the state after each step); with
+        ``modes``, also whether every module of ``model`` the step called was in training mode
+        (True, False, or None where none was called), step by step."""
+        message = {"op": "train", "func": str(function), "model": self._target(model)["obj"],
+                   "optimizer": optimizer.id, "batches": wire.encode_value(list(batches))}
+        if modes:
+            message["modes"] = True
+        reply = self._request(message, timeout)
         losses, states = _decoded(reply, "losses"), _decoded(reply, "states")
         if not isinstance(losses, list) or not isinstance(states, list) or len(losses) != len(batches) \
                 or len(states) != len(batches):
             raise WorkerFailure("bad_reply", "malformed answer to train")
         losses = [float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
                   for x in losses]
-        return losses, [_state_answer(s) for s in states]
+        if not modes:
+            return losses, [_state_answer(s) for s in states]
+        seen = reply.get("modes")
+        if not isinstance(seen, list) or len(seen) != len(batches) or any(m not in (True, False, None) for m in seen):
+            raise WorkerFailure("bad_reply", "malformed training modes")
+        return losses, [_state_answer(s) for s in states], [m if m is None else bool(m) for m in seen]
 
     def call(self, target, *args, **kwargs):
         """Run a student function or module; returns its result."""

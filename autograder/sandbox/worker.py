@@ -16,6 +16,7 @@ come back with the result (see ``_Recorder``).
 that already imported torch can call it in a child after ``fork``.
 """
 
+import contextlib
 import inspect
 import os
 import sys
@@ -685,18 +686,43 @@ class Worker:
         fn = self.namespace[request["func"]]
         model, optimizer = self.objects[request["model"]], self.objects[request["optimizer"]]
         batches = wire.decode_value(request["batches"])
-        losses, states = [], []
+        losses, states, modes = [], [], []
         for src, tgt_in, tgt_out in batches:
-            with torch.enable_grad():
+            with torch.enable_grad(), _modes_seen(model if request.get("modes") else None) as seen:
                 loss = fn(model, optimizer, src, tgt_in, tgt_out)
+            modes.append(all(seen) if seen else None)
             losses.append(loss if isinstance(loss, (int, float)) and not isinstance(loss, bool)
                           else float(loss) if isinstance(loss, torch.Tensor) and loss.numel() == 1 else None)
             if request.get("states", True):
                 states.append(self._state(model, optimizer))
-        return {"losses": wire.encode_value(losses), "states": wire.encode_value(states)}
+        reply = {"losses": wire.encode_value(losses), "states": wire.encode_value(states)}
+        if request.get("modes"):
+            reply["modes"] = modes
+        return reply
 
     def op_ping(self, request):
         return {"pong": True}
+
+
+@contextlib.contextmanager
+def _modes_seen(model):
+    """The training flag of each of ``model``'s modules as it is called (a forward of the
+    model, of encode's or decode's sub-modules alike), in a list; none without a model."""
+    seen = []
+    if model is None:
+        yield seen
+        return
+    own = {id(module) for module in model.modules()}
+
+    def note(module, args):
+        if id(module) in own:
+            seen.append(bool(module.training))
+
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(note)
+    try:
+        yield seen
+    finally:
+        handle.remove()
 
 
 def _light_dynamo():

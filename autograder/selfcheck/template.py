@@ -662,9 +662,15 @@ def _two_steps(c):
         expected = F.cross_entropy(twin(src, tgt_in).reshape(-1, 11), y.reshape(-1))
         expected.backward()
         twin_optimizer.step()
-        model.eval()
-        loss = c.get("train_step")(model, optimizer, src, tgt_in, y)
-        steps.append((loss, expected.item(), _steps_apart(model, twin), model.training))
+        model.eval()  # as greedy_decode leaves it: the step must call model.train()
+        own, seen = {id(m) for m in model.modules()}, []
+        hook = torch.nn.modules.module.register_module_forward_pre_hook(
+            lambda module, args: seen.append(module.training) if id(module) in own else None)
+        try:
+            loss = c.get("train_step")(model, optimizer, src, tgt_in, y)
+        finally:
+            hook.remove()
+        steps.append((loss, expected.item(), _steps_apart(model, twin), all(seen)))
     return steps
 
 
@@ -678,7 +684,7 @@ def _steps_apart(model, twin, lr=3e-3):
 
 
 def train_loss(c):
-    loss, expected, _, training = _train_twice(c)[0]
+    loss, expected, _, _ = _train_twice(c)[0]
     if not isinstance(loss, float):
         fail("train_step harus mengembalikan float Python: loss.item().",
              "train_step must return a Python float: loss.item().")
@@ -687,8 +693,12 @@ def train_loss(c):
              "dihitung sebelum pembaruan.",
              f"Loss {loss:.4f}, expected {expected:.4f}: F.cross_entropy on raw logits (no softmax), "
              "computed before the update.")
-    if not training:
-        fail("train_step harus memanggil model.train().", "train_step must call model.train().")
+
+
+def train_mode(c):
+    if not all(training for _, _, _, training in _train_twice(c)):
+        fail("train_step menjalankan model dalam mode eval: panggil model.train() di awal setiap langkah.",
+             "train_step runs the model in eval mode: call model.train() at the start of every step.")
 
 
 def train_update(c):
@@ -806,6 +816,7 @@ CHECKS = {
         ("tf.memory_path", tf_memory_path, ("tf.shape",)),
         ("train.loss", train_loss, ("tf.shape",)),
         ("train.update", train_update, ("train.loss",)),
+        ("train.mode", train_mode, ("train.loss",)),
         ("greedy.shape", greedy_shape, ("tf.shape",)),
         ("greedy.last_position", greedy_last_position, ("greedy.shape",)),
     ],
