@@ -155,6 +155,12 @@ def expect_embedding(ctx, got, ref, table, tokens_, side, tolerance="float32", p
                 "√d_model dikalikan setelah positional encoding ditambahkan (skala dulu, baru tambah PE)",
                 "√d_model multiplies the sum with the positional encoding (scale first, then add PE)")),
         }
+        mine, other = ("src_embed", "tgt_embed") if table is ref.src_embed else ("tgt_embed", "src_embed")
+        other_table = getattr(ref, other).weight
+        if int(tokens_.max()) < other_table.shape[0]:  # a copy-paste of the other side's line
+            names["table"] = (other_table[tokens_] * math.sqrt(d_model) + pe, bilingual(
+                f"token dicari di `{other}`, bukan di `{mine}`", f"the tokens are looked up in `{other}`, "
+                f"not in `{mine}`"))
         for value, said in names.values():
             if ctx.same(got, value, pe_tolerance or tolerance):
                 fail(bilingual(f"Masukan blok {side} pertama: {said.id}.",
