@@ -177,6 +177,34 @@ def test_a_hostile_train_step_earns_no_training_outcome(tmp_path, monkeypatch, n
     assert result.score <= result.max_score - registry.REGISTRY["train.outcome"].points
 
 
+# -- one check of the reference with a part of it rewritten, in-process (trusted test code) -------------
+def one_check(check_id, code):
+    """The English message of ``check_id`` failing on the reference solution followed by
+    ``code`` (which redefines a part of it), or None when it passes."""
+    from autograder.checks.context import Context
+    from autograder.checks.registry import CheckFailed
+    from autograder.sandbox import inprocess
+
+    session = inprocess.session("from solutions import *\nimport torch\n" + code, origin="rewritten")
+    plan = plans.load("transformer")
+    check = next(c for c in plan.checks if c.id == check_id)
+    try:
+        check.run(Context(session, plan, check))
+        return None
+    except CheckFailed as failure:
+        return failure.message["en"]
+    finally:
+        session.close()
+
+
+def expect_verdict(said, expected):
+    """``expected``: None (the check passes) or a text its failure must say."""
+    if expected is None:
+        assert said is None, said
+    else:
+        assert said is not None and expected in said, said
+
+
 # -- tf.length_error: the contract's "a length over max_len is a clear ValueError" -----------------
 LENGTH_RULES = {
     "the reference's own": "",
@@ -232,25 +260,7 @@ LENGTH_VERDICTS = {
 def test_only_a_clear_valueerror_over_max_len_passes_the_length_check(rule):
     """A ValueError (or a subclass of it) for a length over max_len, in encode and in decode,
     and exactly max_len accepted: anything else fails tf.length_error, saying what happened."""
-    from autograder.checks.context import Context
-    from autograder.checks.registry import CheckFailed
-    from autograder.sandbox import inprocess
-
-    session = inprocess.session("from solutions import *\n" + LENGTH_RULES[rule], origin="length")
-    plan = plans.load("transformer")
-    check = next(c for c in plan.checks if c.id == "tf.length_error")
-    try:
-        check.run(Context(session, plan, check))
-        said = None
-    except CheckFailed as failure:
-        said = failure.message["en"]
-    finally:
-        session.close()
-    expected = LENGTH_VERDICTS[rule]
-    if expected is None:
-        assert said is None, said
-    else:
-        assert said is not None and expected in said, said
+    expect_verdict(one_check("tf.length_error", LENGTH_RULES[rule]), LENGTH_VERDICTS[rule])
 
 
 @pytest.mark.parametrize("change, why, said", [
@@ -329,22 +339,5 @@ def train_step(model, optimizer, src, tgt_in, tgt_out):
 def test_train_mode_reads_the_mode_while_the_step_runs(rule):
     """The step gets a model in eval mode; it must run it in training mode, however it is
     written (restoring the caller's mode afterwards, calling encode and decode itself)."""
-    from autograder.checks.context import Context
-    from autograder.checks.registry import CheckFailed
-    from autograder.sandbox import inprocess
-
     expected, code = TRAIN_MODES[rule]
-    session = inprocess.session("from solutions import *\nimport torch\n" + code, origin="mode")
-    plan = plans.load("transformer")
-    check = next(c for c in plan.checks if c.id == "train.mode")
-    try:
-        check.run(Context(session, plan, check))
-        said = None
-    except CheckFailed as failure:
-        said = failure.message["en"]
-    finally:
-        session.close()
-    if expected is None:
-        assert said is None, said
-    else:
-        assert said is not None and expected in said, said
+    expect_verdict(one_check("train.mode", code), expected)
