@@ -77,10 +77,12 @@ MISTAKES = [
         "whole for every size, 1 included."),
        (), {"hidden_config"}),
     _m("extra_axes", ANY,
-       ("Hasilnya memiliki sumbu berukuran 1 tambahan (rank salah), mis. mask (1, 1, T, T) atau "
-        "(1, T, T) padahal kontrak meminta (T, T); nilainya sendiri benar.",
-        "The result has extra size-1 axes (the wrong rank), e.g. a (1, 1, T, T) or (1, T, T) mask "
-        "where the contract asks for (T, T); its values are right."),
+       ("Hasilnya memiliki sumbu berukuran 1 tambahan (rank salah), mis. (1, 1, T, T) atau (1, T, T) "
+        "padahal kontrak meminta (T, T), atau `(1, length, d_model)` padahal `(length, d_model)`; "
+        "nilainya sendiri benar.",
+        "The result has extra size-1 axes (the wrong rank), e.g. (1, 1, T, T) or (1, T, T) where the "
+        "contract asks for (T, T), or `(1, length, d_model)` for `(length, d_model)`; its values are "
+        "right."),
        ("Kembalikan bentuk yang ditulis kontrak, tanpa `[None, None]`, `unsqueeze(0)` atau "
         "`view(1, 1, T, T)`: penyiaran (broadcasting) di tempat pemakaian menambah sumbu itu sendiri.",
         "Return the shape the contract writes, without `[None, None]`, `unsqueeze(0)` or "

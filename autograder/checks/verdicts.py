@@ -122,10 +122,10 @@ def expect_gradient_flow(ctx, target, args, cotangent, kwargs=None, inputs=()):
     dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
     dead += [f"input {i + 1}" for i in inputs if i >= len(input_grads) or not _is_tensor(input_grads[i])]
     if dead:
-        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
-                       "`torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
-                       f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
-                       "`torch.no_grad()`, `.data` or tensors rebuilt inside forward."))
+        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Apakah forward memakainya? Cari "
+                       "juga `.detach()`, `torch.no_grad()`, `.data` atau tensor yang dibuat ulang di forward.",
+                       f"No gradient reaches: {', '.join(dead[:6])}. Does forward use it? Look also for "
+                       "`.detach()`, `torch.no_grad()`, `.data` or tensors rebuilt inside forward."))
     grads = [g for g in (*param_grads.values(), *input_grads) if _is_tensor(g)]
     if not all(bool(torch.isfinite(g).all()) for g in grads):
         fail(bilingual("Gradien berisi NaN atau inf (sering karena satu baris attention diblokir seluruhnya).",
@@ -174,9 +174,11 @@ def expect_gradients_consistent(ctx, obj, args, cotangent, sublayers=()):
 
     dead = [path for path, g in param_grads.items() if not _is_tensor(g)]
     if dead and not cut_inside_a_sublayer():
-        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Cari `.detach()`, "
-                       "`torch.no_grad()` atau `.data` di forward blok.",
-                       f"No gradient reaches: {', '.join(dead[:6])}. Look for `.detach()`, "
+        fail(bilingual(f"Gradien tidak sampai ke: {', '.join(dead[:6])}. Apakah forward blok memakainya "
+                       "(mis. satu LayerNorm dipanggil dua kali, padahal yang lain dimaksud)? Cari juga "
+                       "`.detach()`, `torch.no_grad()` atau `.data` di forward blok.",
+                       f"No gradient reaches: {', '.join(dead[:6])}. Does the block's forward use it (e.g. "
+                       "one LayerNorm called twice where the other is meant)? Look also for `.detach()`, "
                        "`torch.no_grad()` or `.data` in the block's forward."))
     if dead:
         return

@@ -1,6 +1,7 @@
 # corpus: mutant — ln1 reused where ln2 belongs
 # expect-fail: dec.wiring, dec.integration, dec.hidden_config, dec.gradient_flow, dec.sizes
 # expect-pass: dec.present, dec.construct, dec.sensitivity, dec.param_count, dec.shape, dec.causality, dec.memory_path, dec.cross_weights, dec.float64, dec.batch_independence, dec.no_inplace, dec.device_agnostic
+# expect-message: dec.gradient_flow: Does the block's forward use it
 # diagnosis: dec.ln1_for_ln2
 import math
 
