@@ -39,8 +39,9 @@ def test_the_hidden_sizes_are_avoided_and_the_seed_is_the_same_through_the_grade
 
 def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
     """Every edge and generated configuration of sdpa.sizes in one request (it has no module
-    to build), and MHA's in one round trip with the modules it builds (their ``new`` requests
-    are deferred and travel in one ``batch`` with the ``calls``)."""
+    to build), then its probe of other numbers of leading axes in one more, and MHA's in one
+    round trip with the modules it builds (their ``new`` requests are deferred and travel in
+    one ``batch`` with the ``calls``)."""
     plan = plans.load("attention")
     requests, current = {}, [None]
     real_request, real_run_one = Session._request, grader._run_one
@@ -63,7 +64,7 @@ def test_a_passing_sizes_check_sends_its_configurations_together(monkeypatch):
     path = ROOT / "examples" / "submissions" / "andi" / "attention" / "attention.ipynb"
     result = grader.grade(Submission("andi", "attention", path), plan)
     assert result.score == result.max_score
-    assert requests["sdpa.sizes"] == [["calls"]]
+    assert requests["sdpa.sizes"] == [["calls"], ["calls"]]
     [mha_round_trip] = requests["mha.sizes"]
     assert mha_round_trip[-1] == "calls" and set(mha_round_trip[:-1]) == {"new"}
 

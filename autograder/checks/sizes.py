@@ -168,6 +168,36 @@ def sdpa_sizes(ctx):
                       f"v {(c['b'], c['h'], c['tk'], c['dv'])}", _mask_words(c))
 
     search_sizes(ctx, targets.get(SDPA).sizes, prepare, show)
+    _sdpa_any_leading_axes(ctx)  # after the search: the warm-up generates the search's sizes
+
+
+LEADING_AXES = ((), (2, 1, 2))  # none at all, and three: the search itself draws (B, H)
+
+
+def _sdpa_any_leading_axes(ctx):
+    """The contract's q is (..., Tq, d_k): no leading axis and three work as (B, H) does (fixed
+    axes such as ``k.transpose(2, 3)`` do not). Both in one request; inputs of a generator of
+    their own, so that the search's draws stay as they were."""
+    generator = torch.Generator().manual_seed(2026)
+    inputs = [tuple(torch.randn(*lead, t, d, generator=generator) for t, d in ((3, 5), (4, 5), (4, 2)))
+              for lead in LEADING_AXES]
+    shapes = " / ".join(str(tuple(q.shape)) for q, _, _ in inputs)
+    try:
+        results = ctx.record_many([{"target": SDPA, "args": list(qkv)} for qkv in inputs])
+    except ctx.StudentError as error:
+        fail(bilingual(
+            f"Gagal untuk q berbentuk {shapes} ({error.type}: {error.message[:200]}): q kontrak "
+            "berbentuk (..., Tq, d_k), dengan sumbu di depan berapa pun, juga tanpa sumbu. Hitung "
+            "sumbu dari belakang: `k.transpose(-2, -1)`, `softmax(dim=-1)`, `q.size(-1)`.",
+            f"Fails for q of shape {shapes} ({error.type}: {error.message[:200]}): the contract's q "
+            "is (..., Tq, d_k), with any number of leading axes, none included. Count axes from the "
+            "end: `k.transpose(-2, -1)`, `softmax(dim=-1)`, `q.size(-1)`."))
+    for (q, k, v), (result, _) in zip(inputs, results):
+        out, weights = ctx.pair(result, SDPA)
+        (ref_out, exact_out, out_bound), (ref_weights, exact_weights, weights_bound) = \
+            _sdpa_judged(ctx, q, k, v, None)
+        _expect_same(ctx, weights, ref_weights, WEIGHTS, exact_weights, weights_bound)
+        _expect_same(ctx, out, ref_out, OUTPUT, exact_out, out_bound)
 
 
 def _sdpa_judged(ctx, q, k, v, mask):
