@@ -39,7 +39,9 @@ def test_one_error_in_several_checks_is_one_finding(tmp_path):
         assert "line" in finding.title.en and "raised" in finding.title.en
         # each language says where in its own words, the hint included
         assert "baris" in finding.hint.id and "line" not in finding.hint.id, finding.hint.id
-    assert any("the smallest sizes found: q (1, " in f.title.en for f in raised), [f.title.en for f in raised]
+    # the sizes check's smallest case is said apart from the error quoted (another check's sizes)
+    assert any("The smallest sizes found with the same error: q (1, " in f.title.en for f in raised), \
+        [f.title.en for f in raised]
     left = to_fix(result.outcomes, *result.diagnoses)
     assert not any("raised" in (o.message.en if o.message else "") for o in left), [o.message.en for o in left]
     # the feedback reads it once: the finding, then its checks without hints of their own

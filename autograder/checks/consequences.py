@@ -85,11 +85,13 @@ def derive(outcomes, diagnoses):
             grouped.update(ids)
             first = next((o.message for o in group if _sizes(o.message) is None), group[0].message)
             smallest = next((_sizes(o.message) for o in group if _sizes(o.message)), None)
-            at = (bilingual(f" (ukuran terkecil yang ditemukan: {smallest[0]})",
-                            f" (the smallest sizes found: {smallest[1]})") if smallest else bilingual("", ""))
+            # the quoted error is one check's; the smallest sizes, the sizes check's: said apart
+            at = (bilingual(f" Ukuran terkecil yang ditemukan dengan galat yang sama: {smallest[0]}.",
+                            f" The smallest sizes found with the same error: {smallest[1]}.")
+                  if smallest else bilingual("", ""))
             found.append(Diagnosis(target, RAISES, bilingual(
-                f"Satu galat menggagalkan {len(ids)} pemeriksaan{at.id}: {first.id}",
-                f"One error fails {len(ids)} checks{at.en}: {first.en}"), bilingual(
+                f"Satu galat menggagalkan {len(ids)} pemeriksaan: {_ended(first.id, at.id)}{at.id}",
+                f"One error fails {len(ids)} checks: {_ended(first.en, at.en)}{at.en}"), bilingual(
                 f"Perbaiki galat {kind} di {_where_id(first, where)} lebih dulu; pemeriksaan di bawah ini gagal karena "
                 "galat itu saja, bukan karena hal lain.",
                 f"Fix the {kind} at {where} first; the checks below fail because of that error "
@@ -112,6 +114,11 @@ def derive(outcomes, diagnoses):
         if follow:
             found.append(_follows(target, cause, tuple(o.check.id for o in follow)))
     return found
+
+
+def _ended(text, followed_by):
+    """``text`` ending a sentence when another follows it."""
+    return text + "." if followed_by and not str(text).rstrip().endswith((".", "!", "?")) else text
 
 
 def _to_parts(by_target):
