@@ -30,6 +30,8 @@ TITLE = bilingual("Benar pada semua ukuran yang dicoba (batch 1, satu token, Tq 
                   "d_k = 1, urutan panjang, ukuran acak)",
                   "Correct on every size tried (batch of one, one token, Tq ≠ Tk, one head, "
                   "d_k = 1, long sequences, generated sizes)")
+PE_TITLE = bilingual("Benar pada semua ukuran yang dicoba (length 1, d_model 2, urutan panjang, ukuran acak)",
+                     "Correct on every size tried (length 1, d_model 2, long sequences, generated sizes)")
 
 
 def _hint(extra_id, extra_en):
@@ -270,7 +272,7 @@ def mha_sizes(ctx):
 
 # -- positional_encoding ---------------------------------------------------------------------------
 @check("pe.sizes", assignment="encoder", target=PE, category="hidden_config", points=1,
-       needs=("pe.shape",), title=TITLE,
+       needs=("pe.shape",), title=PE_TITLE,
        hint=_hint("length dan d_model (genap) berapa pun: jangan menyiapkan tabel dengan panjang "
                   "maksimum tetap.",
                   "Any length and any even d_model: do not precompute a table with a fixed maximum "
